@@ -1,0 +1,29 @@
+"""The graph core: graphs, ops, variables, gradients, sessions."""
+
+import jax as _jax
+
+# TensorFlow programs use int64 and float64 tensors: keep them 64-bit in XLA. Every
+# mylib op has an explicit dtype, so float32 models stay float32.
+_jax.config.update("jax_enable_x64", True)
+
+from mylib.core import dtypes, errors  # noqa: E402
+from mylib.core.dtypes import *  # noqa: E402,F401,F403
+from mylib.core.dtypes import DType, as_dtype  # noqa: E402
+from mylib.core.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: E402
+                              add_to_collections, colocate_with, control_dependencies, device,
+                              get_collection, get_collection_ref, get_default_graph,
+                              name_scope, reset_default_graph, set_random_seed)
+from mylib.core.tensor_shape import TensorShape  # noqa: E402
+from mylib.core.op_registry import (OpDef, RegisterGradient, NotDifferentiable, TensorSpec,  # noqa: E402
+                                    convert_to_tensor, get_op_def)
+from mylib.core.ops.array_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops.math_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops import state_ops  # noqa: E402,F401
+from mylib.core.variables import (Variable, global_variables, global_variables_initializer,  # noqa: E402
+                                  is_variable_initialized, local_variables,
+                                  local_variables_initializer, report_uninitialized_variables,
+                                  trainable_variables, variable_creator_scope,
+                                  variables_initializer)
+from mylib.core.gradients import IndexedSlices, gradients  # noqa: E402
+from mylib.core.session import (ConfigProto, InteractiveSession, RunMetadata, RunOptions,  # noqa: E402
+                                Session, get_default_session)

@@ -1,0 +1,330 @@
+"""Reverse-mode automatic differentiation by extending the graph.
+
+`gradients(ys, xs)` walks the ops between `xs` and `ys` in reverse creation order,
+calls each op type's registered gradient function (written in graph ops, so the
+result can be placed, inspected and differentiated again), sums gradients that
+arrive over several paths, and sums broadcast gradients back to each input's shape.
+Ops with no registered gradient use the generic VJP op, whose kernel is `jax.vjp` of
+the forward kernel. Gradients of gathers stay sparse as `IndexedSlices`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.graph import Tensor, get_default_graph
+from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
+                                    get_gradient_function, get_op_def)
+from mylib.core.ops import array_ops
+
+
+class IndexedSlices:
+    """A sparse gradient: rows `indices` of a tensor of shape `dense_shape` hold
+    `values`; rows not named are zero, a row named twice sums.
+
+    Attributes:
+      values: `Tensor` [n, ...].
+      indices: `Tensor` [n] of int32/int64.
+      dense_shape: `Tensor` [rank] int, the full shape.
+    """
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def shape(self):
+        if self.dense_shape is not None:
+            cv = array_ops.constant_value(self.dense_shape)
+            if cv is not None:
+                from mylib.core.tensor_shape import TensorShape
+
+                return TensorShape([int(d) for d in cv])
+        return self.values.shape
+
+    @property
+    def graph(self):
+        return self.values.graph
+
+    @property
+    def name(self):
+        return self.values.name
+
+    @property
+    def op(self):
+        return self.values.op
+
+    def _as_tensor(self):
+        return indexed_slices_to_dense(self)
+
+    def __repr__(self):
+        return (f"IndexedSlices(values={self.values.name}, indices={self.indices.name}, "
+                f"dense_shape={None if self.dense_shape is None else self.dense_shape.name})")
+
+
+def _slices_to_dense_kernel(values, indices, dense_shape):
+    shape = tuple(int(d) for d in np.asarray(dense_shape))
+    return jnp.zeros(shape, values.dtype).at[indices].add(values)
+
+
+IndexedSlicesToDense = OpDef("IndexedSlicesToDense", kernel=_slices_to_dense_kernel)
+
+
+@IndexedSlicesToDense.shape_fn
+def _slices_to_dense_shape(values, indices, dense_shape):
+    n = dense_shape.shape[0] if dense_shape.shape.rank else None
+    from mylib.core.tensor_shape import TensorShape
+
+    return TensorSpec(TensorShape(None) if n is None else [None] * n, values.dtype)
+
+
+@RegisterGradient("IndexedSlicesToDense")
+def _slices_to_dense_grad(op, grad):
+    from mylib.core.ops.array_ops import gather
+
+    return [gather(grad, op.inputs[1]), None, None]
+
+
+def indexed_slices_to_dense(s):
+    out = IndexedSlicesToDense(s.values, s.indices, s.dense_shape)
+    out._shape = s.shape
+    return out
+
+
+# ---------------------------------------------------------------- generic VJP op
+def _vjp_kernel(*args, forward_type, forward_attrs, n_inputs, diff_mask):
+    fwd = get_op_def(forward_type).kernel
+    attrs = dict(forward_attrs)
+    xs = list(args[:n_inputs])
+    cts = args[n_inputs:]
+    diff_idx = [i for i, m in enumerate(diff_mask) if m]
+
+    def f(*dx):
+        full = list(xs)
+        for i, v in zip(diff_idx, dx):
+            full[i] = v
+        return fwd(*full, **attrs)
+
+    out, vjp = jax.vjp(f, *[xs[i] for i in diff_idx])
+    if isinstance(out, (tuple, list)):
+        ct = type(out)(jnp.asarray(c, o.dtype) for c, o in zip(cts, out))
+    else:
+        ct = jnp.asarray(cts[0], out.dtype)
+    return tuple(vjp(ct))
+
+
+VJP = OpDef("VJP", kernel=_vjp_kernel)
+
+
+@VJP.shape_fn
+def _vjp_shape(*specs, forward_type, forward_attrs, n_inputs, diff_mask):
+    return [TensorSpec(specs[i].shape, specs[i].dtype) for i in range(n_inputs) if diff_mask[i]]
+
+
+def _generic_vjp(op, out_grads):
+    diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
+    if not any(diff_mask):
+        return [None] * len(op.inputs)
+    attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
+    cts = [g if g is not None else array_ops.zeros_like(o) for g, o in zip(out_grads, op.outputs)]
+    res = VJP(*op.inputs, *cts, forward_type=op.type, forward_attrs=attrs,
+              n_inputs=len(op.inputs), diff_mask=diff_mask, name=None)
+    res = list(res) if isinstance(res, tuple) else [res]
+    it = iter(res)
+    return [next(it) if m else None for m in diff_mask]
+
+
+# ---------------------------------------------------------------- gradients()
+def _is_diff(t):
+    if t.dtype == _dtypes.resource:
+        return _resource_is_float(t)
+    return t.dtype.is_differentiable
+
+
+def _resource_is_float(t):
+    op = t.op
+    while op.type == "Identity":
+        op = op.inputs[0].op
+    dt = op.attrs.get("dtype")
+    return dt is not None and _dtypes.as_dtype(dt).is_differentiable
+
+
+def _as_xs(x):
+    from mylib.core.variables import Variable
+
+    if isinstance(x, Variable):
+        return x.handle
+    if isinstance(x, Tensor):
+        return x
+    h = getattr(x, "handle", None)
+    if isinstance(h, Tensor):
+        return h
+    return convert_to_tensor(x)
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
+              unconnected_gradients="none", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None):
+    """Symbolic derivatives of `sum(ys)` with respect to each of `xs`.
+
+    Args:
+      ys: `Tensor` or list of tensors to differentiate.
+      xs: `Tensor`, `Variable`, or a list of them.
+      grad_ys: optional initial gradients, one per `y` (default: ones).
+      stop_gradients: tensors treated as constants.
+      unconnected_gradients: ``"none"`` (None for an x that ys do not depend on) or
+        ``"zero"`` (zeros of x's shape).
+    Returns:
+      A list, one entry per x: a `Tensor`, an `IndexedSlices` (for gathers, so sparse
+      updates stay sparse), or None. Integer and bool tensors get no gradient.
+    Raises:
+      ValueError: if `unconnected_gradients` is unknown or `grad_ys` has the wrong length.
+    """
+    if unconnected_gradients not in ("none", "zero"):
+        raise ValueError(f"Unknown unconnected_gradients: {unconnected_gradients!r}")
+    ys = [convert_to_tensor(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
+    xs_in = xs if isinstance(xs, (list, tuple)) else [xs]
+    xs = [_as_xs(x) for x in xs_in]
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    elif not isinstance(grad_ys, (list, tuple)):
+        grad_ys = [grad_ys]
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+    stop = set(stop_gradients or [])
+    stop = {convert_to_tensor(s) if not isinstance(s, Tensor) else s for s in stop}
+    g = ys[0].graph if ys else get_default_graph()
+
+    with g.name_scope(name):
+        # Ops reachable backward from ys (data edges) ...
+        back = set()
+        stack = [y.op for y in ys]
+        while stack:
+            op = stack.pop()
+            if op in back:
+                continue
+            back.add(op)
+            for t in op.inputs:
+                if t not in stop:
+                    stack.append(t.op)
+        # ... and forward from xs.
+        fwd = set()
+        stack = [c for x in xs for c in x._consumers]
+        while stack:
+            op = stack.pop()
+            if op in fwd or op not in back:
+                continue
+            fwd.add(op)
+            for o in op.outputs:
+                stack.extend(o._consumers)
+        between = fwd  # already restricted to back
+
+        grads = {}  # tensor -> list of grads
+        for y, gy in zip(ys, grad_ys):
+            if gy is None:
+                if not _is_diff(y):
+                    continue
+                gy = array_ops.ones_like(y, name=None)
+            else:
+                gy = convert_to_tensor(gy, dtype_hint=y.dtype)
+            grads.setdefault(y, []).append(gy)
+
+        xset = set(xs)
+        for op in sorted(between, key=lambda o: o._id, reverse=True):
+            out_grads = [_aggregate(grads.get(o)) for o in op.outputs]
+            if all(og is None for og in out_grads):
+                continue
+            for o, og in zip(op.outputs, out_grads):
+                if og is not None:
+                    grads[o] = [og]
+            fn = get_gradient_function(op)
+            if fn is None:
+                continue
+            if not any(_is_diff(t) and t not in stop for t in op.inputs):
+                continue
+            with g.name_scope(op.name + "_grad"):
+                if fn == "vjp":
+                    in_grads = _generic_vjp(op, out_grads)
+                else:
+                    filled = [og if og is not None else
+                              (array_ops.zeros_like(o) if o.dtype.is_differentiable else None)
+                              for og, o in zip(out_grads, op.outputs)]
+                    in_grads = fn(op, *filled)
+                if isinstance(in_grads, (Tensor, IndexedSlices)) or in_grads is None:
+                    in_grads = [in_grads]
+                in_grads = list(in_grads)
+                if len(in_grads) != len(op.inputs):
+                    raise errors.InvalidArgumentError(
+                        f"gradient function returned {len(in_grads)} gradients for "
+                        f"{len(op.inputs)} inputs", op=op)
+                for t, gi in zip(op.inputs, in_grads):
+                    if gi is None or t in stop or not _is_diff(t):
+                        continue
+                    if t.op not in between and t not in xset:
+                        continue
+                    if isinstance(gi, IndexedSlices):
+                        grads.setdefault(t, []).append(gi)
+                        continue
+                    gi = convert_to_tensor(gi)
+                    if t.dtype != _dtypes.resource:
+                        gi = _match_shape(gi, t)
+                        if gi.dtype != t.dtype and gi.dtype.is_differentiable:
+                            from mylib.core.ops.math_ops import cast
+
+                            gi = cast(gi, t.dtype)
+                    grads.setdefault(t, []).append(gi)
+
+        result = []
+        for x, x_in in zip(xs, xs_in):
+            gx = _aggregate(grads.get(x))
+            if gx is None and unconnected_gradients == "zero":
+                if x.dtype == _dtypes.resource:
+                    gx = array_ops.zeros_like(_as_value(x_in))
+                else:
+                    gx = array_ops.zeros_like(x)
+            result.append(gx)
+        return result
+
+
+def _as_value(x):
+    from mylib.core.variables import Variable
+
+    return x.value() if isinstance(x, Variable) else convert_to_tensor(x)
+
+
+def _match_shape(gi, t):
+    """Sums a broadcast gradient back to `t`'s shape (once, for every op)."""
+    gs, ts = gi.shape, t.shape
+    if gs.is_fully_defined() and ts.is_fully_defined() and gs == ts:
+        return gi
+    if gs.rank is not None and ts.rank is not None and gs.rank == ts.rank and all(
+            a == b and a is not None for a, b in zip(gs.as_tuple(), ts.as_tuple())):
+        return gi
+    out = array_ops.sum_to_shape(gi, t)
+    return out
+
+
+def _aggregate(gs):
+    if not gs:
+        return None
+    if len(gs) == 1:
+        return gs[0]
+    if all(isinstance(g, IndexedSlices) for g in gs):
+        from mylib.core.ops.array_ops import concat
+
+        return IndexedSlices(concat([g.values for g in gs], axis=0),
+                             concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
+    dense = [indexed_slices_to_dense(g) if isinstance(g, IndexedSlices) else g for g in gs]
+    from mylib.core.ops.math_ops import add_n
+
+    return add_n(dense)
+

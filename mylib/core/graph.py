@@ -1,0 +1,606 @@
+"""The dataflow graph: `Graph`, `Operation`, `Tensor`, name scopes and collections.
+
+Operations only hold fields; what happens to them (differentiation, lowering to XLA,
+execution) lives in passes (`gradients.py`, `lowering.py`, `session.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import re
+import sys
+import threading
+
+from mylib.core import dtypes as _dtypes
+from mylib.core.tensor_shape import TensorShape, as_shape
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_PREFIXES = (_PKG_DIR + os.sep, os.path.dirname(contextlib.__file__) + os.sep + "contextlib")
+
+
+def _user_frame():
+    """(filename, lineno, function) of the first frame outside mylib (JAX's user_frame)."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_SKIP_PREFIXES) and not fn.startswith("<frozen"):
+            return (fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return None
+
+
+class GraphKeys:
+    """Standard collection names, as TensorFlow's `GraphKeys`."""
+
+    GLOBAL_VARIABLES = "variables"
+    LOCAL_VARIABLES = "local_variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    MODEL_VARIABLES = "model_variables"
+    METRIC_VARIABLES = "metric_variables"
+    UPDATE_OPS = "update_ops"
+    SUMMARIES = "summaries"
+    LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    TRAIN_OP = "train_op"
+    GLOBAL_STEP = "global_step"
+    QUEUE_RUNNERS = "queue_runners"
+    INIT_OP = "init_op"
+    SAVERS = "savers"
+
+
+class Tensor:
+    """A symbolic value: output `value_index` of `op`.
+
+    Attributes:
+      op: the producing `Operation`.
+      value_index: which output of `op`.
+      dtype: `DType`.
+      shape: static `TensorShape`; unknown dimensions are None.
+      name: ``"op_name:value_index"``.
+
+    Python operators (``+ - * / // % ** @ < <= > >= & | ~ -x abs() []``) build ops.
+    As in TensorFlow 1 graphs, ``==`` compares tensor identity (so tensors can key
+    dicts); use `mylib.equal` for the element-wise comparison.
+    """
+
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+    # Operators are installed by mylib.core.ops.math_ops (see _overload_operator).
+    __array_priority__ = 100
+
+    def __init__(self, op, value_index, dtype, shape):
+        self.op = op
+        self.value_index = value_index
+        self.dtype = dtype
+        self._shape = shape
+        self._consumers = []
+
+    @property
+    def name(self):
+        return f"{self.op.name}:{self.value_index}"
+
+    @property
+    def graph(self):
+        return self.op.graph
+
+    @property
+    def device(self):
+        return self.op.device
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    def set_shape(self, shape):
+        """Refines the static shape. Raises ValueError if `shape` is incompatible."""
+        self._shape = self._shape.merge_with(as_shape(shape))
+
+    @property
+    def ndim(self):
+        return self._shape.rank
+
+    def consumers(self):
+        """The operations that take this tensor as an input."""
+        return list(self._consumers)
+
+    def eval(self, feed_dict=None, session=None):
+        from mylib.core.session import get_default_session
+
+        session = session or get_default_session()
+        if session is None:
+            raise ValueError("No default session: pass session= or use `with sess.as_default():`")
+        return session.run(self, feed_dict)
+
+    def __repr__(self):
+        return f"<ml.Tensor '{self.name}' shape={self._shape} dtype={self.dtype.name}>"
+
+    def __bool__(self):
+        raise TypeError(
+            f"Using a symbolic ml.Tensor ('{self.name}') as a Python bool is not allowed: "
+            "its value exists only when a Session runs it. Use ml.cond for data-dependent "
+            "branches, or `is not None` to test for presence.")
+
+    def __len__(self):
+        if self._shape.rank is None or self._shape[0] is None:
+            raise TypeError(f"len() of tensor '{self.name}' with shape {self._shape} is unknown")
+        return self._shape[0]
+
+    def __iter__(self):
+        if self._shape.rank is None or self._shape.rank == 0 or self._shape[0] is None:
+            raise TypeError(f"Cannot iterate over tensor '{self.name}' with shape {self._shape}")
+        from mylib.core.ops import array_ops
+
+        return iter(array_ops.unstack(self, axis=0))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"Cannot convert the symbolic tensor '{self.name}' to a numpy array: "
+            "run it with Session.run to get its value.")
+
+    @classmethod
+    def _overload_operator(cls, name, fn):
+        setattr(cls, name, fn)
+
+
+class Operation:
+    """A node of the graph.
+
+    Attributes:
+      name: unique name within the graph (``"dense/MatMul"``).
+      type: op type registered in the op registry (``"MatMul"``).
+      inputs: tuple of input `Tensor`s.
+      control_inputs: list of `Operation`s that must run first.
+      attrs: dict of plain attribute values.
+      device: requested device string ('' if none).
+      outputs: list of output `Tensor`s.
+      traceback: ``"file:line in function: source"`` of the user's line that created it.
+    """
+
+    __slots__ = ("name", "type", "inputs", "control_inputs", "attrs", "device", "outputs",
+                 "graph", "op_def", "_frame", "_id", "_control_outputs", "__weakref__")
+
+    def __init__(self, graph, op_def, name, inputs, attrs, output_specs, control_inputs,
+                 device, frame):
+        self.graph = graph
+        self.op_def = op_def
+        self.type = op_def.name
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.attrs = attrs
+        self.control_inputs = list(control_inputs)
+        self.device = device
+        self._frame = frame
+        self._control_outputs = []
+        self.outputs = [Tensor(self, i, dt, sh) for i, (sh, dt) in enumerate(output_specs)]
+
+    @property
+    def traceback(self):
+        if self._frame is None:
+            return None
+        fn, line, func = self._frame
+        src = linecache.getline(fn, line).strip()
+        return f"{fn}:{line} in {func}:   {src}" if src else f"{fn}:{line} in {func}"
+
+    def get_attr(self, name):
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self.name}' has no attr named '{name}'.") from None
+
+    def values(self):
+        return tuple(self.outputs)
+
+    def run(self, feed_dict=None, session=None):
+        from mylib.core.session import get_default_session
+
+        session = session or get_default_session()
+        if session is None:
+            raise ValueError("No default session: pass session= or use `with sess.as_default():`")
+        session.run(self, feed_dict)
+
+    def _add_control_input(self, op):
+        if op not in self.control_inputs:
+            self.control_inputs.append(op)
+            op._control_outputs.append(self)
+
+    def __repr__(self):
+        return f"<ml.Operation '{self.name}' type={self.type}>"
+
+
+_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
+
+
+class Graph:
+    """A container of `Operation`s in creation order, with name scopes, collections and
+    a default-graph stack.
+
+    Example::
+
+        g = ml.Graph()
+        with g.as_default():
+            x = ml.placeholder(ml.float32, [None, 3])
+    """
+
+    def __init__(self):
+        self._ops = []
+        self._by_name = {}
+        self._names_in_use = {}
+        self._collections = {}
+        self._finalized = False
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self.seed = None
+        self._last_op_seed = 0
+        self._version = 0
+        self._variables = {}  # handle op name -> Variable
+
+    # --- thread-local construction state ---
+    @property
+    def _state(self):
+        st = getattr(self._local, "st", None)
+        if st is None:
+            st = self._local.st = _ConstructionState()
+        return st
+
+    # --- default graph ---
+    @contextlib.contextmanager
+    def as_default(self):
+        stack = _default_stack()
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            stack.pop()
+
+    # --- names ---
+    def get_name_scope(self):
+        return self._state.name_scope.rstrip("/")
+
+    def unique_name(self, name, mark_as_used=True):
+        scope = self._state.name_scope
+        full = scope + name if scope else name
+        key = full.lower()
+        i = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = i + 1
+        if i > 0:
+            base = full
+            while True:
+                full = f"{base}_{i}"
+                if full.lower() not in self._names_in_use:
+                    break
+                i += 1
+            if mark_as_used:
+                self._names_in_use[full.lower()] = 1
+        return full
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        st = self._state
+        old = st.name_scope
+        if name is None or name == "":
+            new = ""
+        elif name.endswith("/"):
+            if not _VALID_SCOPE.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+            new = name  # absolute: re-enter exactly
+        else:
+            if not _VALID_SCOPE.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+            new = self.unique_name(name) + "/"
+        st.name_scope = new
+        try:
+            yield new
+        finally:
+            st.name_scope = old
+
+    # --- control dependencies and devices ---
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        st = self._state
+        old = st.control_inputs
+        if control_inputs is None:
+            st.control_inputs = []
+        else:
+            ops = list(old)
+            for c in control_inputs:
+                op = _as_op(c, self)
+                if op is not None and op not in ops:
+                    ops.append(op)
+            st.control_inputs = ops
+        try:
+            yield
+        finally:
+            st.control_inputs = old
+
+    @contextlib.contextmanager
+    def device(self, device_name_or_function):
+        st = self._state
+        old = st.device_stack
+        st.device_stack = old + [device_name_or_function]
+        try:
+            yield
+        finally:
+            st.device_stack = old
+
+    @contextlib.contextmanager
+    def colocate_with(self, op, ignore_existing=False):
+        st = self._state
+        old = st.colocate
+        st.colocate = None if op is None else _as_op(op, self)
+        try:
+            yield
+        finally:
+            st.colocate = old
+
+    def _current_device(self, op=None):
+        dev = ""
+        for d in self._state.device_stack:
+            if d is None:
+                dev = ""
+            elif callable(d) and not isinstance(d, str):
+                r = d(op) if op is not None else ""
+                dev = _merge_device(dev, r)
+            else:
+                dev = _merge_device(dev, d)
+        return dev
+
+    # --- op creation ---
+    def _create_op(self, op_def, inputs, attrs, output_specs, name, frame):
+        with self._lock:
+            if self._finalized:
+                raise RuntimeError("Graph is finalized and cannot be modified.")
+            st = self._state
+            if name is not None and name.endswith("/"):
+                # A scope name used as an op name (TF allows it): taken exactly.
+                name = name[:-1]
+                if name in self._by_name:
+                    raise ValueError(f"Duplicate op name '{name}'")
+                self._names_in_use[name.lower()] = 1
+            else:
+                if name is not None and not _VALID_NAME.match(name):
+                    raise ValueError(f"'{name}' is not a valid op name")
+                name = self.unique_name(name or op_def.name)
+            ctrl = [c for c in st.control_inputs if c.graph is self]
+            op = Operation(self, op_def, name, inputs, attrs, output_specs, ctrl, "", frame)
+            if st.colocate is not None:
+                op.attrs["_class"] = [f"loc:@{st.colocate.name}"]
+                op.device = st.colocate.device
+            elif st.device_stack:
+                op.device = self._current_device(op)
+            op._id = len(self._ops)
+            self._ops.append(op)
+            self._by_name[op.name] = op
+            for t in op.inputs:
+                t._consumers.append(op)
+            for c in ctrl:
+                c._control_outputs.append(op)
+            self._version += 1
+            return op
+
+    # --- lookup ---
+    def get_operations(self):
+        return list(self._ops)
+
+    def get_operation_by_name(self, name):
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
+
+    def get_tensor_by_name(self, name):
+        if ":" not in name:
+            raise ValueError(
+                f"The name '{name}' looks like an Operation name; a tensor name is 'op:index'.")
+        opname, idx = name.rsplit(":", 1)
+        op = self.get_operation_by_name(opname)
+        i = int(idx)
+        if i >= len(op.outputs):
+            raise KeyError(
+                f"The name '{name}' refers to output {i} of '{opname}', which has "
+                f"{len(op.outputs)} output(s).")
+        return op.outputs[i]
+
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if allow_operation:
+                return self.get_operation_by_name(obj)
+        if isinstance(obj, Tensor) and allow_tensor:
+            if obj.graph is not self:
+                raise ValueError(f"Tensor {obj} is not an element of this graph.")
+            return obj
+        if isinstance(obj, Operation) and allow_operation:
+            if obj.graph is not self:
+                raise ValueError(f"Operation {obj} is not an element of this graph.")
+            return obj
+        conv = getattr(obj, "_as_graph_element", None)
+        if conv is not None:
+            return conv()
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a graph element.")
+
+    # --- collections ---
+    def add_to_collection(self, name, value):
+        with self._lock:
+            self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        for n in ([names] if isinstance(names, str) else names):
+            self.add_to_collection(n, value)
+
+    def get_collection_ref(self, name):
+        with self._lock:
+            return self._collections.setdefault(name, [])
+
+    def get_collection(self, name, scope=None):
+        items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        pat = re.compile(scope)
+        return [v for v in items if pat.match(getattr(v, "name", "") or "")]
+
+    def get_all_collection_keys(self):
+        return [k for k, v in self._collections.items() if v]
+
+    def clear_collection(self, name):
+        self._collections.pop(name, None)
+
+    # --- finalize ---
+    def finalize(self):
+        """Makes the graph read-only: adding an op raises RuntimeError."""
+        self._finalized = True
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    def _unsafe_unfinalize(self):
+        self._finalized = False
+
+    @property
+    def version(self):
+        return self._version
+
+    # --- seeds ---
+    def _next_op_seed(self):
+        with self._lock:
+            self._last_op_seed += 1
+            return self._last_op_seed
+
+    def __repr__(self):
+        return f"<ml.Graph with {len(self._ops)} ops>"
+
+
+class _ConstructionState:
+    __slots__ = ("name_scope", "control_inputs", "device_stack", "colocate")
+
+    def __init__(self):
+        self.name_scope = ""
+        self.control_inputs = []
+        self.device_stack = []
+        self.colocate = None
+
+
+def _merge_device(outer, inner):
+    """Merges device strings field by field: inner fields override outer ones."""
+    if not inner:
+        return outer
+    if not outer:
+        return inner
+    try:
+        from mylib.devices import DeviceSpec
+
+        return DeviceSpec.from_string(outer).make_merged_spec(
+            DeviceSpec.from_string(inner)).to_string()
+    except Exception:
+        return inner
+
+
+def _as_op(x, graph=None):
+    if isinstance(x, Operation):
+        return x
+    if isinstance(x, Tensor):
+        return x.op
+    op = getattr(x, "op", None)
+    if isinstance(op, Operation):
+        return op
+    if x is None:
+        return None
+    if isinstance(x, str) and graph is not None:
+        return graph.as_graph_element(x, allow_tensor=False)
+    raise TypeError(f"Control input must be an Operation or Tensor, got {type(x).__name__}")
+
+
+# --- default graph stack (thread-local, with a process-wide fallback) ---
+_global_default_graph = None
+_local = threading.local()
+
+
+def _default_stack():
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def get_default_graph():
+    """The innermost graph of `with g.as_default():`, else the global default graph."""
+    s = _default_stack()
+    if s:
+        return s[-1]
+    global _global_default_graph
+    if _global_default_graph is None:
+        _global_default_graph = Graph()
+    return _global_default_graph
+
+
+def reset_default_graph():
+    """Replaces the global default graph with a new empty one.
+
+    Raises:
+      AssertionError: if called inside a `with g.as_default():` block.
+    """
+    if _default_stack():
+        raise AssertionError("Do not use reset_default_graph() inside a graph's as_default() block.")
+    global _global_default_graph
+    _global_default_graph = Graph()
+
+
+def name_scope(name, default_name=None, values=None):
+    """Context manager for a name scope in the default graph (or the graph of `values`)."""
+    g = _graph_of(values) or get_default_graph()
+    return g.name_scope(name if name is not None else default_name)
+
+
+def control_dependencies(control_inputs):
+    """Ops created in this context run after `control_inputs` (ops or tensors)."""
+    g = get_default_graph()
+    return g.control_dependencies(control_inputs)
+
+
+def device(device_name_or_function):
+    """Device scope for ops created in this context (string, DeviceSpec or function of op)."""
+    if not isinstance(device_name_or_function, str) and not callable(device_name_or_function) \
+            and device_name_or_function is not None:
+        device_name_or_function = device_name_or_function.to_string()
+    return get_default_graph().device(device_name_or_function)
+
+
+def colocate_with(op, ignore_existing=False):
+    return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    get_default_graph().add_to_collections(names, value)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key):
+    return get_default_graph().get_collection_ref(key)
+
+
+def set_random_seed(seed):
+    """Sets the graph-level random seed of the default graph (TF1 `set_random_seed`)."""
+    get_default_graph().seed = seed
+
+
+def _graph_of(values):
+    if not values:
+        return None
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.graph
+    return None

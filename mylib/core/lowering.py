@@ -1,0 +1,193 @@
+"""Lowering: a pruned subgraph becomes one JAX function, compiled with `jax.jit`.
+
+The function takes the variables the step touches (those it writes are donated), the
+fed values and a random-stream counter, runs each op's kernel (or its `lower` rule
+for stateful ops) in an order consistent with data and control edges (creation order
+breaks ties, so effects are deterministic), and returns the fetched values and the new
+values of the variables it wrote.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.tensor_shape import TensorShape
+
+
+def prune(fetch_tensors, target_ops, feeds):
+    """Ops needed to compute `fetch_tensors` and run `target_ops`, given that the
+    tensors in `feeds` are supplied. Returns them in execution order."""
+    fed = set(feeds)
+    needed = set()
+    stack = [t.op for t in fetch_tensors if t not in fed] + list(target_ops)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed:
+                stack.append(t.op)
+        stack.extend(op.control_inputs)
+    return topo_order(needed, fed)
+
+
+def topo_order(ops, fed=()):
+    """Kahn's algorithm over data and control edges; ties broken by creation order."""
+    fed = set(fed)
+    indeg = {}
+    users = {}
+    for op in ops:
+        deps = set()
+        for t in op.inputs:
+            if t not in fed and t.op in ops:
+                deps.add(t.op)
+        for c in op.control_inputs:
+            if c in ops:
+                deps.add(c)
+        indeg[op] = len(deps)
+        for d in deps:
+            users.setdefault(d, []).append(op)
+    heap = [(op._id, op) for op, n in indeg.items() if n == 0]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, op = heapq.heappop(heap)
+        order.append(op)
+        for u in users.get(op, ()):
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(heap, (u._id, u))
+    if len(order) != len(ops):
+        raise errors.InvalidArgumentError("the graph has a cycle among the ops of this step")
+    return order
+
+
+class LoweringContext:
+    """What stateful ops see while a step is traced: the variables' current values
+    (`read_var` / `write_var`), their initialization state, and random keys."""
+
+    def __init__(self, state, counter, seed_base):
+        self.state = state
+        self.written = []
+        self._written_set = set()
+        self.status_keys = []
+        self.uses_rng = False
+        self.counter = counter
+        self.seed_base = seed_base
+        self.op = None
+
+    def read_var(self, op, ref):
+        try:
+            return self.state[ref.key]
+        except KeyError:
+            raise errors.FailedPreconditionError(
+                f"Attempting to use uninitialized value {ref.key}: run its initializer "
+                "(e.g. ml.global_variables_initializer()) first", op=op) from None
+
+    def write_var(self, op, ref, value):
+        hop = ref.op
+        dt = _dtypes.as_dtype(hop.attrs["dtype"])
+        value = jnp.asarray(value)
+        if value.dtype != dt.np:
+            value = value.astype(dt.np)
+        shape = TensorShape(hop.attrs["shape"])
+        if not shape.is_compatible_with(value.shape):
+            raise errors.InvalidArgumentError(
+                f"cannot assign a value of shape {TensorShape(value.shape)} to variable "
+                f"'{ref.key}' of shape {shape}", op=op)
+        self.state[ref.key] = value
+        if ref.key not in self._written_set:
+            self._written_set.add(ref.key)
+            self.written.append(ref.key)
+
+    def is_initialized(self, ref):
+        if ref.key not in self.status_keys:
+            self.status_keys.append(ref.key)
+        return ref.key in self.state
+
+    def rng_key(self, op):
+        """A PRNG key for `op` in this run: fixed by its (seed, seed2) attrs and the
+        session's run counter, so a fresh session replays the same sequence."""
+        self.uses_rng = True
+        seed = int(op.attrs.get("seed", 0) or 0)
+        seed2 = int(op.attrs.get("seed2", 0) or 0)
+        if seed == 0 and seed2 == 0:
+            base = (self.seed_base * 1000003 + op._id) % (2 ** 62)
+        else:
+            base = (seed * 1000003 + seed2) % (2 ** 62)
+        key = jax.random.key(base)
+        return jax.random.fold_in(key, self.counter)
+
+
+def _kernel_attrs(op):
+    return {k: v for k, v in op.attrs.items() if not k.startswith("_")}
+
+
+def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info):
+    """Returns ``step(rw_vals, ro_vals, feed_vals, counter) -> (fetches, written)``.
+
+    `info` collects what tracing learns (written keys, status keys, rng use, static
+    fetch values that cannot leave XLA such as strings).
+    """
+    prepared = []
+    fed = set(feeds)
+    for op in ops:
+        od = op.op_def
+        outs_fed = [o in fed for o in op.outputs]
+        prepared.append((op, od.kernel, od.lower, _kernel_attrs(op), outs_fed))
+
+    def step(rw_vals, ro_vals, feed_vals, counter):
+        state = dict(zip(rw_keys, rw_vals))
+        state.update(zip(ro_keys, ro_vals))
+        ctx = LoweringContext(state, counter, seed_base)
+        env = dict(zip(feeds, feed_vals))
+        for op, kernel, lower, kattrs, outs_fed in prepared:
+            if op.outputs and all(outs_fed) and not op.op_def.stateful:
+                continue
+            ctx.op = op
+            args = [env[t] for t in op.inputs]
+            try:
+                if lower is not None:
+                    out = lower(ctx, op, *args)
+                else:
+                    out = kernel(*args, **kattrs)
+            except errors.OpError as e:
+                if e.op is None:
+                    raise type(e)(e.message, op=op) from None
+                raise
+            except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+                raise errors.InvalidArgumentError(
+                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                    op=op, show_inputs=True) from None
+            n = len(op.outputs)
+            if n == 1:
+                if isinstance(out, (tuple, list)) and len(out) == 1:
+                    out = out[0]
+                if not outs_fed[0]:
+                    env[op.outputs[0]] = out
+            elif n:
+                for o, v, f in zip(op.outputs, out, outs_fed):
+                    if not f:
+                        env[o] = v
+        fetches = []
+        for i, t in enumerate(fetch_tensors):
+            v = env[t]
+            if isinstance(v, np.ndarray) and v.dtype == object:
+                info["static"][i] = v
+                fetches.append(None)
+            else:
+                fetches.append(v)
+        info["written"] = list(ctx.written)
+        info["status_keys"] = list(ctx.status_keys)
+        info["uses_rng"] = ctx.uses_rng
+        written = {k: ctx.state[k] for k in ctx.written}
+        return fetches, written
+
+    return step

@@ -1,0 +1,218 @@
+"""Resource-variable ops, as TensorFlow's: a `VarHandleOp` names a variable whose
+value lives in the Session (or on a parameter server), and `ReadVariableOp`,
+`AssignVariableOp`, `AssignAddVariableOp`, `AssignSubVariableOp`,
+`ResourceGather` and `ResourceScatterAdd` read and write it inside a step.
+
+These ops lower with a context (`ctx.read_var` / `ctx.write_var`) instead of a pure
+kernel; effects within a step follow data and control edges, then creation order.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec
+from mylib.core.tensor_shape import TensorShape
+
+
+class VarRef:
+    """The value a resource handle lowers to: the variable's key in the session store."""
+
+    __slots__ = ("key", "op")
+
+    def __init__(self, key, op):
+        self.key = key
+        self.op = op
+
+
+def _var_handle_lower(ctx, op):
+    return VarRef(op.attrs["shared_name"], op)
+
+
+VarHandleOp = OpDef("VarHandleOp", lower=_var_handle_lower, stateful=True)
+
+
+@VarHandleOp.shape_fn
+def _var_handle_shape(*, dtype, shape, shared_name, trainable=True):
+    return TensorSpec([], _dtypes.resource)
+
+
+NotDifferentiable("VarHandleOp")
+
+
+def handle_var_spec(handle):
+    """(dtype, TensorShape) of the variable behind a handle tensor."""
+    op = handle.op
+    while op.type == "Identity":
+        op = op.inputs[0].op
+    if op.type != "VarHandleOp":
+        raise errors.InvalidArgumentError(
+            f"'{handle.name}' is not a variable handle (produced by {op.type})")
+    return _dtypes.as_dtype(op.attrs["dtype"]), TensorShape(op.attrs["shape"])
+
+
+# ---------------------------------------------------------------- read
+def _read_lower(ctx, op, ref):
+    return ctx.read_var(op, ref)
+
+
+ReadVariableOp = OpDef("ReadVariableOp", lower=_read_lower, stateful=True)
+
+
+@ReadVariableOp.shape_fn
+def _read_shape(handle, *, dtype, shape):
+    return TensorSpec(TensorShape(shape), dtype)
+
+
+@RegisterGradient("ReadVariableOp")
+def _read_grad(op, grad):
+    # The gradient of a read flows to the handle: gradients(loss, variable) sums it
+    # over every read of the variable.
+    return [grad]
+
+
+def read_variable_op(handle, name=None):
+    dt, shape = handle_var_spec(handle)
+    return ReadVariableOp(handle, dtype=dt.name, shape=shape.as_tuple(), name=name)
+
+
+# ---------------------------------------------------------------- assigns
+def _check_assign(handle, value, what, validate_shape=True):
+    dt, shape = handle_var_spec(handle)
+    if value.dtype != dt:
+        raise errors.InvalidArgumentError(
+            f"{what}: trying to assign a {value.dtype.name} value to the {dt.name} variable "
+            f"'{handle.op.name}'")
+    if validate_shape and not shape.is_compatible_with(value.shape):
+        raise errors.InvalidArgumentError(
+            f"{what}: shape of the value {value.shape} does not match the variable "
+            f"'{handle.op.name}' of shape {shape}")
+
+
+def _assign_lower(ctx, op, ref, value):
+    ctx.write_var(op, ref, value)
+    return ()
+
+
+def _assign_add_lower(ctx, op, ref, value):
+    ctx.write_var(op, ref, ctx.read_var(op, ref) + value)
+    return ()
+
+
+def _assign_sub_lower(ctx, op, ref, value):
+    ctx.write_var(op, ref, ctx.read_var(op, ref) - value)
+    return ()
+
+
+AssignVariableOp = OpDef("AssignVariableOp", lower=_assign_lower, stateful=True,
+                         shape_fn=lambda h, v, **_: [])
+AssignAddVariableOp = OpDef("AssignAddVariableOp", lower=_assign_add_lower, stateful=True,
+                            shape_fn=lambda h, v, **_: [])
+AssignSubVariableOp = OpDef("AssignSubVariableOp", lower=_assign_sub_lower, stateful=True,
+                            shape_fn=lambda h, v, **_: [])
+for _t in ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"):
+    NotDifferentiable(_t)
+
+
+def assign_variable_op(handle, value, name=None, validate_shape=True):
+    _check_assign(handle, value, "AssignVariableOp", validate_shape)
+    return AssignVariableOp(handle, value, name=name)
+
+
+def assign_add_variable_op(handle, value, name=None):
+    _check_assign(handle, value, "AssignAddVariableOp")
+    return AssignAddVariableOp(handle, value, name=name)
+
+
+def assign_sub_variable_op(handle, value, name=None):
+    _check_assign(handle, value, "AssignSubVariableOp")
+    return AssignSubVariableOp(handle, value, name=name)
+
+
+# ---------------------------------------------------------------- sparse access
+def _gather_lower(ctx, op, ref, indices):
+    return jnp.take(ctx.read_var(op, ref), indices, axis=0)
+
+
+ResourceGather = OpDef("ResourceGather", lower=_gather_lower, stateful=True)
+
+
+@ResourceGather.shape_fn
+def _resource_gather_shape(handle, indices, *, dtype, shape):
+    s = TensorShape(shape)
+    if indices.shape.rank is None or s.rank is None:
+        return TensorSpec(TensorShape(None), dtype)
+    return TensorSpec(indices.shape.as_list() + s.as_list()[1:], dtype)
+
+
+def _scatter_add_lower(ctx, op, ref, indices, updates):
+    v = ctx.read_var(op, ref)
+    ctx.write_var(op, ref, v.at[indices].add(updates.astype(v.dtype)))
+    return ()
+
+
+ResourceScatterAdd = OpDef("ResourceScatterAdd", lower=_scatter_add_lower, stateful=True,
+                           shape_fn=lambda h, i, u, **_: [])
+NotDifferentiable("ResourceScatterAdd")
+
+
+def _scatter_update_lower(ctx, op, ref, indices, updates):
+    v = ctx.read_var(op, ref)
+    ctx.write_var(op, ref, v.at[indices].set(updates.astype(v.dtype)))
+    return ()
+
+
+ResourceScatterUpdate = OpDef("ResourceScatterUpdate", lower=_scatter_update_lower,
+                              stateful=True, shape_fn=lambda h, i, u, **_: [])
+NotDifferentiable("ResourceScatterUpdate")
+
+
+# ---------------------------------------------------------------- initialization state
+def _is_init_lower(ctx, op, ref):
+    return np.bool_(ctx.is_initialized(ref))
+
+
+VarIsInitializedOp = OpDef("VarIsInitializedOp", lower=_is_init_lower, stateful=True,
+                           shape_fn=lambda h: TensorSpec([], _dtypes.bool_))
+NotDifferentiable("VarIsInitializedOp")
+
+
+def _read_or_init_lower(ctx, op, ref, initial):
+    if ctx.is_initialized(ref):
+        return ctx.read_var(op, ref)
+    return initial
+
+
+ReadOrInitialValue = OpDef("ReadOrInitialValue", lower=_read_or_init_lower, stateful=True)
+
+
+@ReadOrInitialValue.shape_fn
+def _read_or_init_shape(handle, initial):
+    return TensorSpec(initial.shape, initial.dtype)
+
+
+@RegisterGradient("ReadOrInitialValue")
+def _read_or_init_grad(op, grad):
+    return [None, grad]
+
+
+@RegisterGradient("ResourceGather")
+def _resource_gather_grad(op, grad):
+    # Sparse: only the gathered rows get gradient (IndexedSlices), as TensorFlow.
+    from mylib.core.gradients import IndexedSlices
+    from mylib.core.ops import array_ops
+
+    handle, indices = op.inputs
+    _, shape = handle_var_spec(handle)
+    if shape.is_fully_defined():
+        dense_shape = array_ops.constant(shape.as_list(), dtype=_dtypes.int64)
+    else:
+        dense_shape = array_ops.shape(read_variable_op(handle), out_type="int64")
+    tail = shape.as_list()[1:] if shape.rank is not None else None
+    flat_idx = array_ops.reshape(indices, [-1])
+    values = array_ops.reshape(grad, [-1] + tail) if tail is not None and None not in tail \
+        else grad
+    return [IndexedSlices(values, flat_idx, dense_shape), None]

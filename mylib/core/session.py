@@ -1,0 +1,483 @@
+"""`Session`: runs parts of a graph, holding the values of its variables.
+
+A run prunes the graph to what the fetches need given the feeds, validates the feeds
+before touching any state, compiles the pruned graph once per fetch/feed signature with
+`jax.jit` (variables threaded in and out, the buffers of those it writes donated),
+caches the plan, and returns numpy values. A step that fails changes no variable.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+
+import jax
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.graph import Operation, Tensor, get_default_graph
+from mylib.core.lowering import build_step, prune
+from mylib.core.tensor_shape import TensorShape
+
+_local = threading.local()
+
+IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
+                                            ["values", "indices", "dense_shape"])
+
+
+class ConfigProto:
+    """Session options (TensorFlow's names). `allow_soft_placement` and
+    `log_device_placement` affect placement; the thread counts are accepted for
+    compatibility and ignored (XLA sizes its own thread pools)."""
+
+    def __init__(self, allow_soft_placement=False, log_device_placement=False,
+                 inter_op_parallelism_threads=0, intra_op_parallelism_threads=0,
+                 device_count=None, gpu_options=None):
+        self.allow_soft_placement = allow_soft_placement
+        self.log_device_placement = log_device_placement
+        self.inter_op_parallelism_threads = inter_op_parallelism_threads
+        self.intra_op_parallelism_threads = intra_op_parallelism_threads
+        self.device_count = device_count or {}
+        self.gpu_options = gpu_options
+
+
+class RunOptions:
+    """Per-run options. `timeout_in_ms` bounds blocking host ops; `trace_level`
+    (`RunOptions.FULL_TRACE`) asks for step statistics in `RunMetadata`."""
+
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+
+    def __init__(self, trace_level=0, timeout_in_ms=0):
+        self.trace_level = trace_level
+        self.timeout_in_ms = timeout_in_ms
+
+
+class RunMetadata:
+    """Filled by `Session.run` when tracing: `step_stats` is a list of dicts."""
+
+    def __init__(self):
+        self.step_stats = []
+        self.partition_graphs = []
+
+
+def get_default_session():
+    s = getattr(_local, "stack", None)
+    return s[-1] if s else None
+
+
+class _Plan:
+    __slots__ = ("fn", "rw_keys", "ro_keys", "fetch_tensors", "feeds", "static",
+                 "status_keys", "status", "uses_rng", "n_fetch")
+
+
+def _flatten(fetches, graph):
+    """Flattens nested fetches into graph elements; returns (leaves, rebuild)."""
+    leaves = []
+
+    def visit(f):
+        if isinstance(f, (list, tuple)) and not hasattr(f, "_fields"):
+            subs = [visit(x) for x in f]
+            ctor = type(f)
+            return lambda vals: ctor(s(vals) for s in subs)
+        if isinstance(f, tuple):  # namedtuple
+            subs = [visit(x) for x in f]
+            ctor = type(f)
+            return lambda vals: ctor(*[s(vals) for s in subs])
+        if isinstance(f, (dict, collections.OrderedDict)):
+            items = [(k, visit(v)) for k, v in f.items()]
+            ctor = type(f)
+            return lambda vals: ctor((k, s(vals)) for k, s in items)
+        from mylib.core.gradients import IndexedSlices
+
+        if isinstance(f, IndexedSlices):
+            parts = [visit(f.values), visit(f.indices),
+                     visit(f.dense_shape) if f.dense_shape is not None else (lambda v: None)]
+            return lambda vals: IndexedSlicesValue(*[p(vals) for p in parts])
+        el = _as_fetch(f, graph)
+        i = len(leaves)
+        leaves.append(el)
+        return lambda vals: vals[i]
+
+    rebuild = visit(fetches)
+    return leaves, rebuild
+
+
+def _as_fetch(f, graph):
+    if isinstance(f, (Tensor, Operation)):
+        if f.graph is not graph:
+            raise ValueError(f"Fetch argument {f!r} is not an element of this session's graph.")
+        return f
+    if isinstance(f, str):
+        try:
+            return graph.as_graph_element(f)
+        except KeyError as e:
+            raise ValueError(f"Fetch argument {f!r} cannot be interpreted: {e}") from None
+    conv = getattr(f, "_as_graph_element", None)
+    if conv is not None:
+        return conv()
+    if f is None:
+        raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+    raise TypeError(
+        f"Fetch argument {f!r} has invalid type {type(f).__name__}: must be a Tensor, "
+        "Operation, Variable, tensor/op name, or a list/tuple/dict of them.")
+
+
+def _feed_key(k, graph):
+    if isinstance(k, Tensor):
+        if k.graph is not graph:
+            raise ValueError(f"Feed key {k!r} is not an element of this session's graph.")
+        return k
+    if isinstance(k, str):
+        return graph.as_graph_element(k, allow_operation=False)
+    conv = getattr(k, "_as_graph_element", None)
+    if conv is not None:
+        return conv()
+    raise TypeError(f"Cannot interpret feed_dict key {k!r} as a Tensor")
+
+
+def _convert_feed(t, value):
+    """Checks a fed value against tensor `t` and converts it (no state is touched)."""
+    dt = t.dtype
+    if isinstance(value, jax.Array):
+        arr_dtype, shape = value.dtype, value.shape
+        arr = value
+    else:
+        try:
+            arr = np.asarray(value)
+        except Exception as e:  # noqa: BLE001
+            raise errors.InvalidArgumentError(
+                f"Cannot convert the value fed for '{t.name}' to an array: {e}") from None
+        arr_dtype, shape = arr.dtype, arr.shape
+    if arr_dtype != dt.np:
+        if arr_dtype == object or arr_dtype.kind in "USV":
+            raise errors.InvalidArgumentError(
+                f"Cannot feed value of dtype {arr_dtype} for Tensor '{t.name}' of dtype "
+                f"{dt.name}")
+        src = _dtypes.as_dtype(arr_dtype)
+        if dt.is_integer and src.is_integer:
+            a = np.asarray(arr)
+            if a.size and (a.min() < dt.min or a.max() > dt.max):
+                raise errors.InvalidArgumentError(
+                    f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
+                    f"{dt.name}: value {a.max() if a.max() > dt.max else a.min()} overflows "
+                    f"{dt.name}")
+        elif not _dtypes.is_lossless_cast(src, dt):
+            raise errors.InvalidArgumentError(
+                f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
+                f"{dt.name}: the conversion would lose information (cast it explicitly)")
+        arr = arr.astype(dt.np) if isinstance(arr, jax.Array) else np.asarray(arr, dt.np)
+    ts = t._shape
+    if ts._dims is not None:
+        d = ts._dims
+        if len(shape) != len(d) or any(a is not None and a != b for a, b in zip(d, shape)):
+            raise errors.InvalidArgumentError(
+                f"Cannot feed value of shape {TensorShape(shape)} for Tensor '{t.name}', "
+                f"which has shape {ts}")
+    return arr
+
+
+def _to_numpy(v):
+    if v is None:
+        return None
+    a = np.asarray(v)
+    return a[()] if a.ndim == 0 else a
+
+
+class Session:
+    """Runs operations of a `Graph` and holds the values of its variables.
+
+    Args:
+      target: '' for in-process execution (cluster targets come with strategies).
+      graph: the `Graph` to run (default: the default graph).
+      config: optional `ConfigProto`.
+
+    Use as a context manager (which also makes it the default session)::
+
+        with ml.Session() as sess:
+            sess.run(ml.global_variables_initializer())
+            print(sess.run(y, {x: batch}))
+
+    Differs from TensorFlow: the pruned graph is compiled by XLA on its first run with
+    a given fetch/feed signature and new feed shapes, so first runs are slower.
+    """
+
+    def __init__(self, target="", graph=None, config=None):
+        self._graph = graph if graph is not None else get_default_graph()
+        self._target = target
+        self._config = config or ConfigProto()
+        self._store = {}
+        self._plans = {}
+        self._lock = threading.RLock()
+        self._closed = False
+        self._counter = 0
+        self._seed_base = int.from_bytes(os.urandom(4), "little")
+        self._default_ctx = None
+
+    # --- context management ---
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        from mylib.core.graph_io import as_graph_def
+
+        return as_graph_def(self._graph)
+
+    def as_default(self):
+        return _DefaultSession(self)
+
+    def __enter__(self):
+        self._default_ctx = _DefaultSession(self)
+        self._default_ctx.__enter__()
+        self._graph_ctx = self._graph.as_default()
+        self._graph_ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._graph_ctx.__exit__(*exc)
+        self._default_ctx.__exit__(*exc)
+        self.close()
+
+    def close(self):
+        """Frees the session's variable values and compiled plans."""
+        with self._lock:
+            self._closed = True
+            self._store.clear()
+            self._plans.clear()
+
+    # --- run ---
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the ops needed for `fetches`, with `feed_dict` replacing tensor values.
+
+        Args:
+          fetches: a `Tensor`, `Operation`, `Variable`, a tensor or op name
+            (``"x:0"`` / ``"train"``), or a nested list/tuple/namedtuple/dict of them.
+          feed_dict: `{tensor or name: value}`; any tensor can be fed, not only
+            placeholders. Values are numpy-convertible; an int fed into a float tensor
+            is accepted, a lossy conversion (float into int, an overflowing int) is not.
+          options: `RunOptions`; run_metadata: `RunMetadata` filled when tracing.
+        Returns:
+          The fetched values in the structure of `fetches`: numpy arrays (numpy
+          scalars for 0-d values), None for operations.
+        Raises:
+          InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype.
+          FailedPreconditionError: a variable is read before it is initialized.
+          RuntimeError: the session is closed.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        g = self._graph
+        if type(fetches) is Tensor and fetches.graph is g:
+            leaves, rebuild = [fetches], None
+        else:
+            leaves, rebuild = _flatten(fetches, g)
+        if feed_dict:
+            feed_keys, feed_vals = [], []
+            for k, v in feed_dict.items():
+                t = k if type(k) is Tensor and k.graph is g else _feed_key(k, g)
+                feed_keys.append(t)
+                feed_vals.append(_convert_feed(t, v))
+            feed_keys = tuple(feed_keys)
+        else:
+            feed_keys, feed_vals = (), []
+        plan = self._plan(tuple(leaves), feed_keys, feed_vals)
+        outs = self._execute(plan, feed_vals)
+        vals = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
+        if rebuild is None:
+            return vals[0]
+        return rebuild(vals)
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function running `fetches` with positional values for `feed_list`.
+
+        Returns:
+          ``f(*feed_values)`` returning the fetched values as `run` would; the plan is
+          looked up once, so each call costs little more than the compiled step.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        g = self._graph
+        leaves, rebuild = _flatten(fetches, g)
+        feed_keys = tuple(_feed_key(k, g) for k in (feed_list or ()))
+        plan_box = [None]
+        n = len(feed_keys)
+        single = type(fetches) is Tensor
+
+        def call(*args, options=None, run_metadata=None):
+            if len(args) != n:
+                raise TypeError(f"callable expects {n} feed values, got {len(args)}")
+            vals = [_convert_feed(t, a) for t, a in zip(feed_keys, args)]
+            plan = plan_box[0]
+            if plan is None or plan.status_keys:
+                plan = plan_box[0] = self._plan(tuple(leaves), feed_keys, vals)
+            outs = self._execute(plan, vals)
+            res = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
+            return res[0] if single else rebuild(res)
+
+        return call
+
+    def _make_raw_callable(self, fetches, feed_list):
+        """Like `make_callable` without feed checks or host copies: returns device
+        arrays. For trusted callers (the Keras training loop) that convert their own
+        batches; values are read on the host only when the caller asks."""
+        g = self._graph
+        leaves = [_as_fetch(f, g) for f in fetches]
+        feed_keys = tuple(_feed_key(k, g) for k in feed_list)
+        execute = self._execute
+        box = []
+
+        def call(*vals):
+            if not box:
+                box.append(self._plan(tuple(leaves), feed_keys, vals))
+            return execute(box[0], vals)
+
+        return call
+
+    # --- plans ---
+    def _plan(self, leaves, feed_keys, feed_vals):
+        key = (leaves, feed_keys)
+        plan = self._plans.get(key)
+        if plan is not None:
+            if not plan.status_keys:
+                return plan
+            st = self._store
+            if plan.status == tuple(k in st for k in plan.status_keys):
+                return plan
+        with self._lock:
+            plan = self._build_plan(leaves, feed_keys, feed_vals)
+            self._plans[key] = plan
+        return plan
+
+    def _build_plan(self, leaves, feed_keys, feed_vals):
+        fetch_tensors, targets = [], []
+        for el in leaves:
+            if isinstance(el, Operation):
+                targets.append(el)
+            else:
+                fetch_tensors.append(el)
+        if len(set(feed_keys)) != len(feed_keys):
+            raise ValueError("A tensor is fed more than once")
+        ops = prune(fetch_tensors, targets, feed_keys)
+        fed = set(feed_keys)
+        touched = []
+        for op in ops:
+            if op.type == "Placeholder" and op.outputs[0] not in fed:
+                raise errors.InvalidArgumentError(
+                    f"You must feed a value for placeholder tensor '{op.name}' with dtype "
+                    f"{op.attrs['dtype']} and shape {TensorShape(op.attrs['shape'])}", op=op)
+            if op.type == "VarHandleOp":
+                touched.append(op.attrs["shared_name"])
+        store = self._store
+        in_keys = [k for k in touched if k in store]
+        info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
+        # Discovery trace (abstract values): which variables the step writes, whether
+        # it depends on initialization state; raises for uninitialized reads, before
+        # any state changes.
+        probe = build_step(ops, list(feed_keys), fetch_tensors, in_keys, [],
+                           self._seed_base, info)
+        feed_specs = [jax.ShapeDtypeStruct(np.shape(v), _dtype_of(v)) for v in feed_vals]
+        var_specs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
+        jax.eval_shape(probe, [], var_specs, feed_specs, np.uint32(0))
+        written = set(info["written"])
+        rw_keys = [k for k in in_keys if k in written]
+        ro_keys = [k for k in in_keys if k not in written]
+        info2 = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
+        step = build_step(ops, list(feed_keys), fetch_tensors, ro_keys, rw_keys,
+                          self._seed_base, info2)
+        plan = _Plan()
+        plan.fn = jax.jit(step, donate_argnums=(0,))
+        plan.rw_keys = rw_keys
+        plan.ro_keys = ro_keys
+        plan.fetch_tensors = fetch_tensors
+        plan.feeds = feed_keys
+        plan.status_keys = tuple(info["status_keys"])
+        plan.status = tuple(k in store for k in plan.status_keys)
+        plan.uses_rng = info["uses_rng"]
+        static_by_tensor = info["static"]
+        # Map fetch results back to `leaves` order (ops give None).
+        idx = {}
+        plan.static = []
+        j = 0
+        order = []
+        for el in leaves:
+            if isinstance(el, Operation):
+                order.append(None)
+            else:
+                order.append(j)
+                j += 1
+        plan.n_fetch = order
+        plan.static = [None if o is None else static_by_tensor.get(o) for o in order]
+        return plan
+
+    def _execute(self, plan, feed_vals):
+        store = self._store
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            try:
+                rw = [store[k] for k in plan.rw_keys]
+                ro = [store[k] for k in plan.ro_keys]
+            except KeyError as e:
+                raise errors.FailedPreconditionError(
+                    f"Attempting to use uninitialized value {e.args[0]}") from None
+            if plan.uses_rng:
+                self._counter += 1
+                counter = np.uint32(self._counter & 0xFFFFFFFF)
+            else:
+                counter = np.uint32(0)
+            fetches, written = plan.fn(rw, ro, list(feed_vals), counter)
+            store.update(written)
+        return [None if o is None else fetches[o] for o in plan.n_fetch]
+
+    # --- variable values (for savers, Keras weights) ---
+    def _get_var(self, key):
+        return self._store.get(key)
+
+    def _set_var(self, key, value):
+        with self._lock:
+            self._store[key] = value
+
+    def __del__(self):
+        try:
+            self._store.clear()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _dtype_of(v):
+    return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+
+
+class _DefaultSession:
+    def __init__(self, sess):
+        self._sess = sess
+
+    def __enter__(self):
+        s = getattr(_local, "stack", None)
+        if s is None:
+            s = _local.stack = []
+        s.append(self._sess)
+        return self._sess
+
+    def __exit__(self, *exc):
+        _local.stack.pop()
+
+
+class InteractiveSession(Session):
+    """A session that installs itself as the default session on construction."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._default_ctx = _DefaultSession(self)
+        self._default_ctx.__enter__()
+        self._graph_ctx = self._graph.as_default()
+        self._graph_ctx.__enter__()
+
+    def close(self):
+        super().close()

@@ -1,0 +1,371 @@
+"""`Variable`: shared, mutable state as a resource, as TensorFlow's resource variables.
+
+The graph holds a `VarHandleOp` and the ops that read and assign through it; the value
+lives in each `Session` (set by running `initializer`), so two sessions on one graph
+hold independent values.
+"""
+
+from __future__ import annotations
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.graph import GraphKeys, Operation, Tensor, get_default_graph
+from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import array_ops, state_ops
+from mylib.core.tensor_shape import TensorShape, as_shape
+
+# Variable creators (TF's variable_creator_scope): strategies intercept creation here.
+_creator_stack = []
+
+
+class Variable:
+    """A resource variable.
+
+    Args:
+      initial_value: a `Tensor`, array, Python value, or a callable returning one.
+      trainable: added to `TRAINABLE_VARIABLES` (default True) so optimizers find it.
+      name: base name; the handle op is named ``name`` (uniquified in the scope).
+      dtype: converts `initial_value` to this `DType` if given.
+      shape: static shape; defaults to `initial_value`'s. Unknown dims allow assigning
+        values of other sizes (``validate_shape=False`` also allows it).
+      collections: graph collections (default ``[GLOBAL_VARIABLES]``).
+      constraint: optional function applied after optimizer updates (Keras constraints).
+
+    The value exists only in a `Session`: run `initializer` (or
+    `global_variables_initializer()`) first; reading an uninitialized variable raises
+    `FailedPreconditionError` naming it. Using the variable as a tensor creates a fresh
+    `ReadVariableOp`, so reads created under `control_dependencies` see prior writes.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Variable and _creator_stack:
+            return _make_with_creators(*args, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(self, initial_value=None, trainable=None, name=None, dtype=None,
+                 shape=None, collections=None, validate_shape=True, constraint=None,
+                 caching_device=None, _skip_creators=False, **kwargs):
+        if getattr(self, "_initialized_object", False):
+            return  # created through a creator that already ran __init__
+        self._initialized_object = True
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if trainable is None:
+            trainable = True
+        g = get_default_graph()
+        self._graph = g
+        with g.name_scope(name or "Variable") as scope:
+            handle_name = scope[:-1]
+            with g.name_scope("Initializer"):
+                init_fn = initial_value
+                iv = init_fn() if callable(init_fn) and not isinstance(init_fn, Tensor) else init_fn
+                iv = convert_to_tensor(iv, dtype_hint=dtype)
+                if dtype is not None and iv.dtype != _dtypes.as_dtype(dtype):
+                    from mylib.core.ops.math_ops import cast
+
+                    iv = cast(iv, dtype)
+            self._initial_value = iv
+            self._dtype = iv.dtype
+            vshape = iv.shape if shape is None else as_shape(shape)
+            if not validate_shape:
+                vshape = TensorShape(None) if shape is None else vshape
+            if shape is not None and not as_shape(shape).is_compatible_with(iv.shape):
+                raise ValueError(
+                    f"Variable '{handle_name}': initial value shape {iv.shape} is not "
+                    f"compatible with shape {as_shape(shape)}")
+            self._shape = vshape
+            with g.control_dependencies(None):
+                self._handle = state_ops.VarHandleOp(
+                    dtype=self._dtype.name, shape=vshape.as_tuple(),
+                    shared_name=handle_name, trainable=bool(trainable), name=handle_name + "/")
+            self._name = handle_name
+            with g.colocate_with(self._handle.op):
+                self._initializer_op = state_ops.assign_variable_op(
+                    self._handle, iv, name="Assign", validate_shape=validate_shape)
+                with g.name_scope("Read"):
+                    self._graph_element = state_ops.read_variable_op(self._handle)
+        self._trainable = bool(trainable)
+        self.constraint = constraint
+        self._validate_shape = validate_shape
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        g.add_to_collections(collections, self)
+        g._variables[handle_name] = self
+
+    # --- properties ---
+    @property
+    def name(self):
+        """TF's convention: ``"name:0"``."""
+        return self._name + ":0"
+
+    @property
+    def op(self):
+        return self._handle.op
+
+    @property
+    def handle(self):
+        return self._handle
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def device(self):
+        return self._handle.op.device
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def initializer(self):
+        return self._initializer_op
+
+    @property
+    def initial_value(self):
+        return self._initial_value
+
+    @property
+    def _key(self):
+        return self._name
+
+    # --- reads ---
+    def value(self):
+        """A new read of the variable (respects enclosing control dependencies)."""
+        g = self._graph
+        with g.colocate_with(self._handle.op):
+            return state_ops.read_variable_op(self._handle)
+
+    def read_value(self):
+        """A new read of the variable, as an `Identity` named ``Read`` (TF's)."""
+        with self._graph.name_scope(self._name + "/"):
+            return array_ops.identity(self.value(), name="Read")
+
+    def _as_tensor(self):
+        return self.value()
+
+    def _as_graph_element(self):
+        return self._graph_element
+
+    def initialized_value(self):
+        """The value, initialized first if needed, for initializing another variable
+        from this one (runs this variable's initial value when it is uninitialized)."""
+        with self._graph.colocate_with(self._handle.op):
+            return state_ops.ReadOrInitialValue(self._handle, self._initial_value)
+
+    def is_initialized(self, name=None):
+        return state_ops.VarIsInitializedOp(self._handle, name=name)
+
+    def eval(self, session=None):
+        return self._graph_element.eval(session=session)
+
+    def load(self, value, session=None):
+        from mylib.core.session import get_default_session
+
+        (session or get_default_session()).run(self.assign(value))
+
+    # --- writes ---
+    def _value_tensor(self, value):
+        return convert_to_tensor(value, dtype_hint=self._dtype) if not isinstance(value, Tensor) \
+            else value
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Assigns `value`. Returns the new value (a read ordered after the write), or
+        the assign `Operation` if `read_value=False`."""
+        v = self._cast_value(value)
+        with self._graph.colocate_with(self._handle.op):
+            op = state_ops.assign_variable_op(self._handle, v, name=name,
+                                              validate_shape=self._validate_shape)
+        return self._after(op) if read_value else op
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        """Adds `delta` to the variable."""
+        v = self._cast_value(delta)
+        with self._graph.colocate_with(self._handle.op):
+            op = state_ops.assign_add_variable_op(self._handle, v, name=name)
+        return self._after(op) if read_value else op
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        """Subtracts `delta` from the variable."""
+        v = self._cast_value(delta)
+        with self._graph.colocate_with(self._handle.op):
+            op = state_ops.assign_sub_variable_op(self._handle, v, name=name)
+        return self._after(op) if read_value else op
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        """Adds `IndexedSlices` `sparse_delta` to the rows it names."""
+        with self._graph.colocate_with(self._handle.op):
+            return state_ops.ResourceScatterAdd(
+                self._handle, sparse_delta.indices,
+                self._cast_value(sparse_delta.values), name=name)
+
+    def _cast_value(self, value):
+        t = convert_to_tensor(value, dtype_hint=self._dtype)
+        if t.dtype != self._dtype:
+            if t.op.type == "Const" and t.dtype.is_integer and self._dtype.is_floating:
+                from mylib.core.ops.math_ops import cast
+
+                return cast(t, self._dtype)
+        return t
+
+    def _after(self, op):
+        with self._graph.control_dependencies([op]):
+            return self.value()
+
+    # --- operators: delegate to the read value ---
+    def __getattr__(self, item):
+        if item.startswith("__") or item.startswith("_"):
+            raise AttributeError(item)
+        raise AttributeError(f"'Variable' object has no attribute '{item}'")
+
+    def __repr__(self):
+        return f"<ml.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __bool__(self):
+        raise TypeError(f"Using ml.Variable '{self.name}' as a Python bool is not allowed.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"Cannot convert the variable '{self.name}' to numpy: run it in a Session.")
+
+
+def _binop(name):
+    def fwd(self, other):
+        return getattr(self.value(), name)(other)
+
+    return fwd
+
+
+for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+           "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__pow__", "__rpow__", "__floordiv__", "__rfloordiv__", "__mod__",
+           "__rmod__", "__abs__", "__getitem__", "__invert__", "__and__", "__or__"):
+    def _mk(n):
+        def f(self, *args):
+            return getattr(self.value(), n)(*args)
+
+        f.__name__ = n
+        return f
+
+    setattr(Variable, _n, _mk(_n))
+
+
+def _make_with_creators(*args, **kwargs):
+    """Runs the variable-creator stack (outermost last), as TF's variable_creator_scope."""
+
+    def base(**kw):
+        v = object.__new__(Variable)
+        Variable.__init__(v, **kw)
+        return v
+
+    kw = _bind(args, kwargs)
+    fn = base
+    for creator in _creator_stack:
+        fn = (lambda c, nxt: (lambda **k: c(nxt, **k)))(creator, fn)
+    return fn(**kw)
+
+
+def _bind(args, kwargs):
+    names = ["initial_value", "trainable", "name", "dtype", "shape", "collections",
+             "validate_shape", "constraint", "caching_device"]
+    kw = dict(zip(names, args))
+    kw.update(kwargs)
+    return kw
+
+
+class variable_creator_scope:  # noqa: N801 - TF's name
+    """Context in which `creator(next_creator, **kwargs)` intercepts `Variable(...)`."""
+
+    def __init__(self, creator):
+        self._creator = creator
+
+    def __enter__(self):
+        _creator_stack.append(self._creator)
+
+    def __exit__(self, *exc):
+        _creator_stack.remove(self._creator)
+
+
+def global_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+def trainable_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    """An op that initializes `var_list`. Initializers run in dependency order: a
+    variable whose initial value reads another is initialized after it."""
+    if not var_list:
+        return array_ops.no_op(name=name)
+    return array_ops.group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer():
+    """An op initializing every variable in `GLOBAL_VARIABLES`."""
+    return variables_initializer(global_variables(), name="init")
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables(), name="init_local")
+
+
+def is_variable_initialized(variable):
+    return variable.is_initialized()
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A 1-D string tensor with the names of the uninitialized variables in `var_list`
+    (default: all global and local variables)."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    from mylib.core.op_registry import OpDef  # noqa: F401
+
+    handles = [v.handle for v in var_list]
+    return _ReportUninitialized(*handles, names=tuple(v._name for v in var_list), name=name)
+
+
+def _report_lower(ctx, op, *refs):
+    import numpy as np
+
+    names = [n.encode() for n, r in zip(op.attrs["names"], refs) if not ctx.is_initialized(r)]
+    return np.array(names, dtype=object)
+
+
+def _report_shape(*handles, names):
+    from mylib.core.op_registry import TensorSpec
+
+    return TensorSpec([None], _dtypes.string)
+
+
+from mylib.core.op_registry import NotDifferentiable as _ND, OpDef as _OpDef  # noqa: E402
+
+_ReportUninitialized = _OpDef("ReportUninitializedVariables", lower=_report_lower, stateful=True,
+                              shape_fn=_report_shape)
+_ND("ReportUninitializedVariables")
+
