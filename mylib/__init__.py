@@ -1,7 +1,22 @@
 """mylib: the dataflow-graph machine-learning system of the TensorFlow paper (Abadi et
-al., OSDI 2016), compiled by XLA through JAX, with a Keras-style API on top."""
+al., OSDI 2016), compiled by XLA through JAX, with a Keras-style API on top.
+
+``import mylib as ml``: the graph API at the top (`ml.Graph`, `ml.placeholder`,
+`ml.Variable`, `ml.Session`, `ml.gradients`, `ml.matmul`, ...), `ml.nn`, `ml.random`,
+and the Keras-style API under `ml.layers`, `ml.models`, `ml.optimizers`, `ml.losses`,
+`ml.metrics`, `ml.callbacks` (`ml.Sequential` and `ml.Model` also at the top).
+"""
 
 from mylib.core import *  # noqa: F401,F403
 from mylib.core import errors  # noqa: F401
+from mylib import nn, random  # noqa: F401
+from mylib import devices, distribute  # noqa: F401
+from mylib import losses, metrics, optimizers  # noqa: F401
+from mylib import layers, callbacks, models  # noqa: F401
+
+try:  # filled in by mylib.models
+    from mylib.models import Model, Sequential  # noqa: F401
+except ImportError:  # pragma: no cover - while the package is being assembled
+    pass
 
 __version__ = "0.1.0"

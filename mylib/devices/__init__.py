@@ -1,0 +1,8 @@
+"""Device names and the local XLA devices.
+
+`DeviceSpec` parses and merges TensorFlow device names
+(``/job:worker/replica:0/task:1/device:GPU:0``, short forms ``/cpu:0``, ``GPU:1``);
+`list_devices()` lists the local XLA devices through JAX.
+"""
+
+from mylib.devices.device_spec import DeviceSpec, list_devices, get_device  # noqa: F401
