@@ -324,7 +324,14 @@ def _aggregate(gs):
         return IndexedSlices(concat([g.values for g in gs], axis=0),
                              concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
     dense = [indexed_slices_to_dense(g) if isinstance(g, IndexedSlices) else g for g in gs]
-    from mylib.core.ops.math_ops import add_n
+    from mylib.core.ops import math_ops
 
-    return add_n(dense)
+    add_n = getattr(math_ops, "add_n", None)
+    if add_n is not None:
+        return add_n(dense)
+    # Until the op library defines AddN: a chain of adds has the same value.
+    out = dense[0]
+    for d in dense[1:]:
+        out = math_ops.add(out, d)
+    return out
 

@@ -398,6 +398,10 @@ class Graph:
             raise ValueError(
                 f"The name '{name}' looks like an Operation name; a tensor name is 'op:index'.")
         opname, idx = name.rsplit(":", 1)
+        if not idx.isdigit():
+            raise ValueError(
+                f"The name '{name}' is not a valid tensor name: the part after ':' must "
+                "be an output index ('op:0').")
         op = self.get_operation_by_name(opname)
         i = int(idx)
         if i >= len(op.outputs):

@@ -149,7 +149,9 @@ def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info):
         ctx = LoweringContext(state, counter, seed_base)
         env = dict(zip(feeds, feed_vals))
         for op, kernel, lower, kattrs, outs_fed in prepared:
-            if op.outputs and all(outs_fed) and not op.op_def.stateful:
+            if op.outputs and all(outs_fed):
+                # Every output is fed: the feed replaces the op's computation (a fed
+                # placeholder or read reached only through a control edge included).
                 continue
             ctx.op = op
             args = [env[t] for t in op.inputs]

@@ -71,8 +71,9 @@ def get_default_session():
 
 
 class _Plan:
-    __slots__ = ("fn", "rw_keys", "ro_keys", "fetch_tensors", "feeds", "static",
-                 "status_keys", "status", "uses_rng", "n_fetch")
+    __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
+                 "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
+                 "n_tensor_fetches")
 
 
 def _flatten(fetches, graph):
@@ -143,6 +144,11 @@ def _feed_key(k, graph):
 def _convert_feed(t, value):
     """Checks a fed value against tensor `t` and converts it (no state is touched)."""
     dt = t.dtype
+    if type(value) is np.ndarray and value.dtype == dt._np:
+        # Fast path: a numpy array of the right dtype and fully known shape.
+        dims = t._shape._dims
+        if dims is None or value.shape == dims:
+            return value
     if isinstance(value, jax.Array):
         arr_dtype, shape = value.dtype, value.shape
         arr = value
@@ -222,12 +228,6 @@ class Session:
     @property
     def graph(self):
         return self._graph
-
-    @property
-    def graph_def(self):
-        from mylib.core.graph_io import as_graph_def
-
-        return as_graph_def(self._graph)
 
     def as_default(self):
         return _DefaultSession(self)
@@ -390,10 +390,26 @@ class Session:
         info2 = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
         step = build_step(ops, list(feed_keys), fetch_tensors, ro_keys, rw_keys,
                           self._seed_base, info2)
+        # The compiled function takes and returns flat tuples (variables it writes,
+        # variables it reads, feeds[, rng counter]) -> (fetches..., written values...):
+        # flat pytrees keep the per-call dispatch cost close to a bare jax.jit call.
+        n_rw, n_ro, n_feed = len(rw_keys), len(ro_keys), len(feed_keys)
+        written_keys = tuple(info["written"])
+        uses_rng = info["uses_rng"]
+
+        def flat_step(*args):
+            counter = args[n_rw + n_ro + n_feed] if uses_rng else np.uint32(0)
+            fetches, written = step(list(args[:n_rw]), list(args[n_rw:n_rw + n_ro]),
+                                    list(args[n_rw + n_ro:n_rw + n_ro + n_feed]), counter)
+            return (*fetches, *[written[k] for k in written_keys])
+
         plan = _Plan()
-        plan.fn = jax.jit(step, donate_argnums=(0,))
+        plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)))
         plan.rw_keys = rw_keys
         plan.ro_keys = ro_keys
+        plan.var_keys = tuple(rw_keys) + tuple(ro_keys)
+        plan.written_keys = written_keys
+        plan.n_tensor_fetches = len(fetch_tensors)
         plan.fetch_tensors = fetch_tensors
         plan.feeds = feed_keys
         plan.status_keys = tuple(info["status_keys"])
@@ -411,29 +427,31 @@ class Session:
             else:
                 order.append(j)
                 j += 1
-        plan.n_fetch = order
+        plan.n_fetch = tuple(order)
         plan.static = [None if o is None else static_by_tensor.get(o) for o in order]
         return plan
 
     def _execute(self, plan, feed_vals):
+        """Runs a plan's compiled step; returns the values in the plan's `leaves`
+        order (None for operations) as device arrays."""
         store = self._store
         with self._lock:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             try:
-                rw = [store[k] for k in plan.rw_keys]
-                ro = [store[k] for k in plan.ro_keys]
+                args = [store[k] for k in plan.var_keys]
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
+            args.extend(feed_vals)
             if plan.uses_rng:
                 self._counter += 1
-                counter = np.uint32(self._counter & 0xFFFFFFFF)
-            else:
-                counter = np.uint32(0)
-            fetches, written = plan.fn(rw, ro, list(feed_vals), counter)
-            store.update(written)
-        return [None if o is None else fetches[o] for o in plan.n_fetch]
+                args.append(np.uint32(self._counter & 0xFFFFFFFF))
+            outs = plan.fn(*args)
+            n = plan.n_tensor_fetches
+            if plan.written_keys:
+                store.update(zip(plan.written_keys, outs[n:]))
+        return [None if o is None else outs[o] for o in plan.n_fetch]
 
     # --- variable values (for savers, Keras weights) ---
     def _get_var(self, key):
