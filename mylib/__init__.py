@@ -13,6 +13,7 @@ from mylib import nn, random  # noqa: F401
 from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models  # noqa: F401
+from mylib import train  # noqa: F401
 
 try:  # filled in by mylib.models
     from mylib.models import Model, Sequential  # noqa: F401

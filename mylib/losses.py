@@ -1,1 +1,357 @@
-"""(being written)"""
+"""Keras-style losses, built from graph ops.
+
+Functions (`mean_squared_error`, ...) return per-sample losses ``[batch]`` (the mean
+over the last axis where Keras takes it); classes (`MeanSquaredError`, ...) reduce them
+to a scalar, weighted by an optional `sample_weight`.
+
+Semantics kept from Keras:
+  * ``[N]`` targets against ``[N, 1]`` predictions align (the lower-rank one gains a
+    last axis of 1, or a trailing axis of 1 is squeezed) instead of broadcasting to
+    ``[N, N]``;
+  * sparse labels may be ``[N]`` or ``[N, 1]``, int or float;
+  * probabilities are clipped to ``[1e-7, 1 - 1e-7]`` when ``from_logits=False``
+    (categorical ones are first normalized to sum to 1, as Keras);
+  * ``from_logits=True`` uses the stable fused ops of `ml.nn`.
+"""
+
+from __future__ import annotations
+
+from mylib.core import dtypes as _dtypes
+from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops
+
+EPSILON = 1e-7
+
+__all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "mean_squared_error", "mean_absolute_error", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy", "get", "mse", "mae",
+           "squeeze_or_expand_to_same_rank"]
+
+
+# ------------------------------------------------------------ helpers
+def _float_pred(y_pred):
+    y_pred = convert_to_tensor(y_pred, dtype_hint=_dtypes.float32)
+    if not y_pred.dtype.is_floating:
+        y_pred = math_ops.cast(y_pred, _dtypes.float32)
+    return y_pred
+
+
+def _like(y, dtype):
+    y = convert_to_tensor(y, dtype_hint=dtype)
+    return y if y.dtype == dtype else math_ops.cast(y, dtype)
+
+
+def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
+    """Keras's alignment of two tensors whose ranks differ by one.
+
+    When the higher-rank one ends in an axis of size 1: the rank-1 one gains a last
+    axis (``expand_rank_1``), otherwise that size-1 axis is squeezed. Other pairs are
+    returned unchanged (and broadcast as usual).
+    """
+    r1, r2 = x1.shape.rank, x2.shape.rank
+    if r1 is None or r2 is None or r1 == r2:
+        return x1, x2
+    if r1 == r2 + 1 and x1.shape.as_list()[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = array_ops.expand_dims(x2, -1)
+        else:
+            x1 = array_ops.squeeze(x1, axis=[-1])
+    elif r2 == r1 + 1 and x2.shape.as_list()[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = array_ops.expand_dims(x1, -1)
+        else:
+            x2 = array_ops.squeeze(x2, axis=[-1])
+    return x1, x2
+
+
+def _prepare(y_true, y_pred):
+    y_pred = _float_pred(y_pred)
+    y_true = _like(y_true, y_pred.dtype)
+    return squeeze_or_expand_to_same_rank(y_true, y_pred)
+
+
+# ------------------------------------------------------------ functions
+def mean_squared_error(y_true, y_pred):
+    """``mean(square(y_true - y_pred), axis=-1)``.
+
+    Args:
+      y_true, y_pred: `Tensor` ``[batch, d0, .., dN]`` (``[N]`` vs ``[N, 1]`` align).
+    Returns:
+      `Tensor` ``[batch, d0, .., dN-1]``.
+    """
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return math_ops.reduce_mean(math_ops.square(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """``mean(abs(y_true - y_pred), axis=-1)``; shapes as `mean_squared_error`."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return math_ops.reduce_mean(math_ops.abs(y_pred - y_true), axis=-1)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
+    """Binary cross-entropy, the mean over the last axis.
+
+    Args:
+      y_true: targets in [0, 1], ``[batch, d0, .., dN]``.
+      y_pred: probabilities (or logits with ``from_logits=True``), same shape (``[N]``
+        vs ``[N, 1]`` align).
+      from_logits: `y_pred` are logits (stable ``sigmoid_cross_entropy_with_logits``);
+        otherwise probabilities clipped to ``[1e-7, 1 - 1e-7]``.
+      label_smoothing: ``y_true * (1 - s) + 0.5 * s``.
+    Returns:
+      `Tensor` ``[batch, d0, .., dN-1]``.
+    """
+    y_true, y_pred = _prepare(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        bce = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = clip_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+        bce = -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
+    return math_ops.reduce_mean(bce, axis=-1)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
+                             axis=-1):
+    """Cross-entropy against one-hot (or soft) targets.
+
+    Args:
+      y_true: ``[batch, .., num_classes]`` distributions.
+      y_pred: probabilities (normalized to sum 1, then clipped to ``[1e-7, 1 - 1e-7]``,
+        as Keras) or logits with ``from_logits=True`` (stable fused op).
+      label_smoothing: ``y_true * (1 - s) + s / num_classes``.
+    Returns:
+      `Tensor` ``[batch, ..]``.
+    """
+    y_pred = _float_pred(y_pred)
+    y_true = _like(y_true, y_pred.dtype)
+    if label_smoothing:
+        n = y_pred.shape.as_list()[axis] if y_pred.shape.rank is not None else None
+        if n is None:
+            n = math_ops.cast(array_ops.shape(y_pred)[axis], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
+    if from_logits:
+        return nn_ops.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred,
+                                                        axis=axis)
+    p = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = clip_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    return -math_ops.reduce_sum(y_true * math_ops.log(p), axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
+    """Cross-entropy against integer class labels.
+
+    Args:
+      y_true: class indices ``[batch, ..]`` or ``[batch, .., 1]``, int or float.
+      y_pred: ``[batch, .., num_classes]`` probabilities (normalized, clipped to
+        ``[1e-7, 1 - 1e-7]``) or logits (``from_logits=True``, stable fused op).
+    Returns:
+      `Tensor` ``[batch, ..]``.
+    """
+    y_pred = _float_pred(y_pred)
+    y_true = convert_to_tensor(y_true, dtype_hint=_dtypes.int64)
+    if (y_true.shape.rank is not None and y_true.shape.rank == y_pred.shape.rank
+            and y_true.shape.as_list()[-1] == 1):
+        y_true = array_ops.squeeze(y_true, axis=[-1])
+    if not y_true.dtype.is_integer:
+        y_true = math_ops.cast(y_true, _dtypes.int64)
+    if from_logits:
+        return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    p = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    log_p = math_ops.log(clip_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON))
+    depth = y_pred.shape.as_list()[-1] if y_pred.shape.rank is not None else None
+    if depth is None:
+        # -log_softmax(log p)[label] == -log(p[label] / sum(p)); sum(p) == 1 unless clipped.
+        return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=log_p)
+    onehot = array_ops.one_hot(y_true, depth, dtype=y_pred.dtype)
+    return -math_ops.reduce_sum(onehot * log_p, axis=-1)
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+
+
+# ------------------------------------------------------------ reduction
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+
+
+def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
+    """Keras's reduction: ``values * sample_weight`` (aligned as the targets), then
+    ``"sum"``, ``"sum_over_batch_size"`` (sum / number of elements) or ``"none"``."""
+    if sample_weight is not None:
+        sw = _like(sample_weight, values.dtype)
+        sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+        values = values * sw
+    if reduction in ("none", None):
+        return values
+    total = math_ops.reduce_sum(values)
+    if reduction == "sum":
+        return total
+    n = math_ops.cast(array_ops.size(values), values.dtype)
+    # divide_no_nan: an empty batch (total 0) gives 0.
+    return total / math_ops.maximum(n, 1.0)
+
+
+# ------------------------------------------------------------ classes
+class Loss:
+    """Base of the loss classes: ``__call__(y_true, y_pred, sample_weight=None)`` returns
+    the `reduction` of ``call(y_true, y_pred)`` (per-sample losses) weighted by
+    `sample_weight`.
+
+    Args:
+      reduction: ``"sum_over_batch_size"`` (default: the weighted sum divided by the
+        number of per-sample losses, as Keras), ``"sum"`` or ``"none"``.
+      name: name scope of the loss ops.
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name=None):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid reduction. Expected one of {list(_REDUCTIONS)}. "
+                             f"Received: reduction={reduction!r}")
+        self.reduction = reduction
+        self.name = name or _snake(type(self).__name__)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        from mylib.core.graph import name_scope
+
+        from mylib.core.graph import Tensor
+
+        with name_scope(self.name, values=[y_pred] if isinstance(y_pred, Tensor) else None):
+            values = self.call(y_true, y_pred)
+            return reduce_weighted_values(values, sample_weight, self.reduction)
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class LossFunctionWrapper(Loss):
+    """A `Loss` from a per-sample function ``fn(y_true, y_pred, **kwargs)``."""
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, **kwargs):
+        super().__init__(reduction=reduction, name=name or getattr(fn, "__name__", None))
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+class MeanSquaredError(LossFunctionWrapper):
+    """Mean of squared errors; see `mean_squared_error`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error"):
+        super().__init__(mean_squared_error, reduction=reduction, name=name)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class MeanAbsoluteError(LossFunctionWrapper):
+    """Mean of absolute errors; see `mean_absolute_error`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error"):
+        super().__init__(mean_absolute_error, reduction=reduction, name=name)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class BinaryCrossentropy(LossFunctionWrapper):
+    """See `binary_crossentropy`."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0,
+                 reduction="sum_over_batch_size", name="binary_crossentropy"):
+        super().__init__(binary_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits, label_smoothing=label_smoothing)
+        self.from_logits = from_logits
+
+
+class CategoricalCrossentropy(LossFunctionWrapper):
+    """See `categorical_crossentropy`."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_crossentropy"):
+        super().__init__(categorical_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
+class SparseCategoricalCrossentropy(LossFunctionWrapper):
+    """See `sparse_categorical_crossentropy`."""
+
+    def __init__(self, from_logits=False, reduction="sum_over_batch_size",
+                 name="sparse_categorical_crossentropy"):
+        super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits)
+        self.from_logits = from_logits
+
+
+def _snake(name):
+    out = []
+    for i, c in enumerate(name):
+        if c.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(c.lower())
+    return "".join(out)
+
+
+_FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_error,
+                                      binary_crossentropy, categorical_crossentropy,
+                                      sparse_categorical_crossentropy)}
+_FUNCTIONS.update({"mse": mean_squared_error, "mae": mean_absolute_error})
+_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy,
+                                    CategoricalCrossentropy, SparseCategoricalCrossentropy)}
+
+
+def serialize(loss):
+    """``{"class_name", "config"}`` for a `Loss`, or the function's name."""
+    if isinstance(loss, Loss) and type(loss).__name__ in _CLASSES:
+        return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    name = getattr(loss, "__name__", None)
+    if name in _FUNCTIONS:
+        return name
+    raise ValueError(f"Cannot serialize loss {loss!r}")
+
+
+def get(identifier):
+    """A loss from a name, a ``{"class_name", "config"}`` dict, or a callable.
+
+    Names: the functions' (``"mean_squared_error"``, ``"mse"``, ``"mae"``,
+    ``"binary_crossentropy"``, ``"categorical_crossentropy"``,
+    ``"sparse_categorical_crossentropy"``; returns the function) or the classes'
+    (``"MeanSquaredError"``; returns an instance). Callables are returned as is.
+
+    Raises:
+      ValueError: for an unknown identifier.
+    """
+    if identifier is None:
+        return None
+    if isinstance(identifier, str):
+        key = identifier if identifier in _CLASSES else identifier.lower()
+        if key in _FUNCTIONS:
+            return _FUNCTIONS[key]
+        if key in _CLASSES:
+            return _CLASSES[key]()
+        raise ValueError(f"Unknown loss: {identifier!r}. Known: "
+                         f"{sorted(_FUNCTIONS) + sorted(_CLASSES)}")
+    if isinstance(identifier, dict):
+        cls = _CLASSES.get(identifier.get("class_name"))
+        if cls is None:
+            raise ValueError(f"Unknown loss class: {identifier.get('class_name')!r}")
+        return cls.from_config(dict(identifier.get("config") or {}))
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret loss identifier: {identifier!r}")

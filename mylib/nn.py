@@ -1,1 +1,8 @@
-"""(being written)"""
+"""`ml.nn`: neural-network ops (TensorFlow's `tf.nn`)."""
+
+from mylib.core.ops.math_ops import sigmoid, tanh  # noqa: F401
+from mylib.core.ops.nn_ops import *  # noqa: F401,F403
+from mylib.core.ops.nn_ops import __all__ as _nn_all
+from mylib.core.ops.clip_ops import *  # noqa: F401,F403
+
+__all__ = list(_nn_all) + ["sigmoid", "tanh"]

@@ -27,3 +27,13 @@ from mylib.core.variables import (Variable, global_variables, global_variables_i
 from mylib.core.gradients import IndexedSlices, gradients  # noqa: E402
 from mylib.core.session import (ConfigProto, InteractiveSession, RunMetadata, RunOptions,  # noqa: E402
                                 Session, get_default_session)
+from mylib.core.ops import training_ops  # noqa: E402,F401
+from mylib.core.ops.nn_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops.random_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops.clip_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops import nn_ops, random_ops, clip_ops  # noqa: E402,F401
+from mylib.core.ops.host_ops import Print, numpy_function, py_func  # noqa: E402,F401
+from mylib.core.ops.host_ops import print  # noqa: E402,F401,A004
+from mylib.core import saver  # noqa: E402,F401
+from mylib.core.graph_io import (GraphDef, MetaGraphDef, NodeDef, import_graph_def,  # noqa: E402,F401
+                                 load_graph_def)

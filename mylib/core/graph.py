@@ -320,6 +320,8 @@ class Graph:
 
     @contextlib.contextmanager
     def device(self, device_name_or_function):
+        if isinstance(device_name_or_function, str):
+            _canonical_device(device_name_or_function)  # raises early if malformed
         st = self._state
         old = st.device_stack
         st.device_stack = old + [device_name_or_function]
@@ -348,7 +350,7 @@ class Graph:
                 dev = _merge_device(dev, r)
             else:
                 dev = _merge_device(dev, d)
-        return dev
+        return _canonical_device(dev)
 
     # --- op creation ---
     def _create_op(self, op_def, inputs, attrs, output_specs, name, frame):
@@ -455,6 +457,21 @@ class Graph:
     def clear_collection(self, name):
         self._collections.pop(name, None)
 
+    # --- serialization ---
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as plain data: a `mylib.core.graph_io.GraphDef` of `NodeDef`s
+        (name, op, input ``"name:idx"`` / ``"^name"``, device, attr), in creation order.
+
+        Args:
+          add_shapes: also record each op's output shapes in its ``_output_shapes``
+            attr (TensorBoard labels edges with them).
+        Raises:
+          InvalidArgumentError: if an op's attr is not plain data.
+        """
+        from mylib.core import graph_io
+
+        return graph_io.graph_to_graph_def(self, add_shapes=add_shapes)
+
     # --- finalize ---
     def finalize(self):
         """Makes the graph read-only: adding an op raises RuntimeError."""
@@ -491,19 +508,25 @@ class _ConstructionState:
         self.colocate = None
 
 
+def _canonical_device(dev):
+    """TensorFlow's canonical spelling (``/cpu:1`` -> ``/device:CPU:1``)."""
+    if not dev:
+        return ""
+    from mylib.devices import DeviceSpec
+
+    return DeviceSpec.from_string(dev).to_string()
+
+
 def _merge_device(outer, inner):
     """Merges device strings field by field: inner fields override outer ones."""
     if not inner:
         return outer
     if not outer:
         return inner
-    try:
-        from mylib.devices import DeviceSpec
+    from mylib.devices import DeviceSpec
 
-        return DeviceSpec.from_string(outer).make_merged_spec(
-            DeviceSpec.from_string(inner)).to_string()
-    except Exception:
-        return inner
+    return DeviceSpec.from_string(outer).make_merged_spec(
+        DeviceSpec.from_string(inner)).to_string()
 
 
 def _as_op(x, graph=None):

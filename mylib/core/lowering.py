@@ -130,54 +130,69 @@ def _kernel_attrs(op):
     return {k: v for k, v in op.attrs.items() if not k.startswith("_")}
 
 
+def prepare(ops, fed=()):
+    """Per-op data that `interpret` needs, computed once per step (or function graph):
+    ``(op, kernel, lower, kernel_attrs, outputs_fed)`` in execution order."""
+    fed = set(fed)
+    prepared = []
+    for op in ops:
+        od = op.op_def
+        outs_fed = [o in fed for o in op.outputs]
+        prepared.append((op, od.kernel, od.lower, _kernel_attrs(op), outs_fed))
+    return prepared
+
+
+def interpret(prepared, env, ctx):
+    """Runs the ops of `prepare(...)` in order, reading inputs from and writing outputs
+    to `env` (a dict Tensor -> value). Stateful ops go through `ctx`. Used for a step and
+    for the function graphs of control flow (cond branches, loop bodies)."""
+    for op, kernel, lower, kattrs, outs_fed in prepared:
+        if op.outputs and all(outs_fed):
+            # Every output is fed: the feed replaces the op's computation (a fed
+            # placeholder or read reached only through a control edge included).
+            continue
+        ctx.op = op
+        args = [env[t] for t in op.inputs]
+        try:
+            if lower is not None:
+                out = lower(ctx, op, *args)
+            else:
+                out = kernel(*args, **kattrs)
+        except errors.OpError as e:
+            if e.op is None:
+                raise type(e)(e.message, op=op) from None
+            raise
+        except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+            raise errors.InvalidArgumentError(
+                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                op=op, show_inputs=True) from None
+        n = len(op.outputs)
+        if n == 1:
+            if isinstance(out, (tuple, list)) and len(out) == 1:
+                out = out[0]
+            if not outs_fed[0]:
+                env[op.outputs[0]] = out
+        elif n:
+            for o, v, f in zip(op.outputs, out, outs_fed):
+                if not f:
+                    env[o] = v
+    return env
+
+
 def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info):
     """Returns ``step(rw_vals, ro_vals, feed_vals, counter) -> (fetches, written)``.
 
     `info` collects what tracing learns (written keys, status keys, rng use, static
     fetch values that cannot leave XLA such as strings).
     """
-    prepared = []
-    fed = set(feeds)
-    for op in ops:
-        od = op.op_def
-        outs_fed = [o in fed for o in op.outputs]
-        prepared.append((op, od.kernel, od.lower, _kernel_attrs(op), outs_fed))
+    prepared = prepare(ops, feeds)
 
     def step(rw_vals, ro_vals, feed_vals, counter):
         state = dict(zip(rw_keys, rw_vals))
         state.update(zip(ro_keys, ro_vals))
         ctx = LoweringContext(state, counter, seed_base)
         env = dict(zip(feeds, feed_vals))
-        for op, kernel, lower, kattrs, outs_fed in prepared:
-            if op.outputs and all(outs_fed):
-                # Every output is fed: the feed replaces the op's computation (a fed
-                # placeholder or read reached only through a control edge included).
-                continue
-            ctx.op = op
-            args = [env[t] for t in op.inputs]
-            try:
-                if lower is not None:
-                    out = lower(ctx, op, *args)
-                else:
-                    out = kernel(*args, **kattrs)
-            except errors.OpError as e:
-                if e.op is None:
-                    raise type(e)(e.message, op=op) from None
-                raise
-            except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:
-                raise errors.InvalidArgumentError(
-                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                    op=op, show_inputs=True) from None
-            n = len(op.outputs)
-            if n == 1:
-                if isinstance(out, (tuple, list)) and len(out) == 1:
-                    out = out[0]
-                if not outs_fed[0]:
-                    env[op.outputs[0]] = out
-            elif n:
-                for o, v, f in zip(op.outputs, out, outs_fed):
-                    if not f:
-                        env[o] = v
+        interpret(prepared, env, ctx)
         fetches = []
         for i, t in enumerate(fetch_tensors):
             v = env[t]

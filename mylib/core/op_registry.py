@@ -95,11 +95,20 @@ class OpDef:
         """Adds an op of this type to the graph and returns the `Operation`."""
         tensors = [convert_to_tensor(x) for x in inputs]
         if graph is None:
-            graph = tensors[0].graph if tensors else get_default_graph()
-        for t in tensors:
+            default = get_default_graph()
+            # Inside a function graph (a cond branch, a loop body) ops go to it, and
+            # inputs from enclosing graphs are captured below.
+            if tensors and getattr(default, "capture", None) is None:
+                graph = tensors[0].graph
+            else:
+                graph = default
+        for i, t in enumerate(tensors):
             if t.graph is not graph:
-                raise ValueError(
-                    f"{self.name}: input '{t.name}' is from a different graph than the op")
+                capture = getattr(graph, "capture", None)
+                if capture is None:
+                    raise ValueError(
+                        f"{self.name}: input '{t.name}' is from a different graph than the op")
+                tensors[i] = capture(t)
         if frame is None:
             frame = _user_frame()
         specs = self.infer(tensors, attrs, name, frame)

@@ -73,7 +73,7 @@ def get_default_session():
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
-                 "n_tensor_fetches")
+                 "n_tensor_fetches", "segmented")
 
 
 def _flatten(fetches, graph):
@@ -223,6 +223,8 @@ class Session:
         self._counter = 0
         self._seed_base = int.from_bytes(os.urandom(4), "little")
         self._default_ctx = None
+        self._resources = {}
+        self._cancelled = threading.Event()
 
     # --- context management ---
     @property
@@ -245,11 +247,17 @@ class Session:
         self.close()
 
     def close(self):
-        """Frees the session's variable values and compiled plans."""
+        """Frees the session's variable values, resources and compiled plans. Steps
+        blocked in host ops (a dequeue from an empty queue) wake with CancelledError."""
+        self._cancelled.set()
         with self._lock:
             self._closed = True
             self._store.clear()
             self._plans.clear()
+            for r in self._resources.values():
+                close = getattr(r, "_session_closed", None)
+                if close is not None:
+                    close()
 
     # --- run ---
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -287,7 +295,10 @@ class Session:
         else:
             feed_keys, feed_vals = (), []
         plan = self._plan(tuple(leaves), feed_keys, feed_vals)
-        outs = self._execute(plan, feed_vals)
+        if options is None and plan.segmented is None:
+            outs = self._execute(plan, feed_vals)
+        else:
+            outs = self._execute_with_options(plan, feed_vals, options, run_metadata)
         vals = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
         if rebuild is None:
             return vals[0]
@@ -316,11 +327,37 @@ class Session:
             plan = plan_box[0]
             if plan is None or plan.status_keys:
                 plan = plan_box[0] = self._plan(tuple(leaves), feed_keys, vals)
-            outs = self._execute(plan, vals)
+            if options is None and plan.segmented is None:
+                outs = self._execute(plan, vals)
+            else:
+                outs = self._execute_with_options(plan, vals, options, run_metadata)
             res = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
             return res[0] if single else rebuild(res)
 
         return call
+
+    def partial_run_setup(self, fetches, feeds=None):
+        """Not supported: see `partial_run`."""
+        self.partial_run(None, fetches)
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Not supported.
+
+        TensorFlow 1's partial runs feed and fetch one step in several calls, keeping
+        the step's intermediate tensors alive in the executor between them. mylib
+        compiles a whole step into one XLA program (or a few clusters), which has no
+        point to pause at. What replaces it: run the first part and feed its results
+        to the second (any tensor can be fed, so the second run does not recompute
+        them); `make_callable` for the repeated pattern; queues for producer/consumer
+        splits.
+
+        Raises:
+          UnimplementedError: always.
+        """
+        raise errors.UnimplementedError(
+            "partial_run is not supported: a step compiles to whole XLA programs. Run the "
+            "first part, then feed its fetched tensors to the second run (any tensor can "
+            "be fed), or use make_callable or a queue.")
 
     def _make_raw_callable(self, fetches, feed_list):
         """Like `make_callable` without feed checks or host copies: returns device
@@ -335,6 +372,8 @@ class Session:
         def call(*vals):
             if not box:
                 box.append(self._plan(tuple(leaves), feed_keys, vals))
+            if box[0].segmented is not None:
+                return self._execute_with_options(box[0], vals, None, None)
             return execute(box[0], vals)
 
         return call
@@ -365,14 +404,17 @@ class Session:
             raise ValueError("A tensor is fed more than once")
         ops = prune(fetch_tensors, targets, feed_keys)
         fed = set(feed_keys)
-        touched = []
         for op in ops:
             if op.type == "Placeholder" and op.outputs[0] not in fed:
                 raise errors.InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{op.name}' with dtype "
                     f"{op.attrs['dtype']} and shape {TensorShape(op.attrs['shape'])}", op=op)
-            if op.type == "VarHandleOp":
-                touched.append(op.attrs["shared_name"])
+        placed = self._place(ops)
+        devs = {d for d in placed.values() if d is not None}
+        if any(op.op_def.host for op in ops) or len(devs) > 1 or \
+                (devs and next(iter(devs)) != jax.devices()[0]):
+            return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
+        touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
         store = self._store
         in_keys = [k for k in touched if k in store]
         info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
@@ -404,6 +446,7 @@ class Session:
             return (*fetches, *[written[k] for k in written_keys])
 
         plan = _Plan()
+        plan.segmented = None
         plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)))
         plan.rw_keys = rw_keys
         plan.ro_keys = ro_keys
@@ -430,6 +473,81 @@ class Session:
         plan.n_fetch = tuple(order)
         plan.static = [None if o is None else static_by_tensor.get(o) for o in order]
         return plan
+
+    def _place(self, ops):
+        """Assigns each op a device (see `mylib.core.placement`) and records it in
+        `op.device` where the graph left it unspecified, so placement is visible."""
+        from mylib.core.placement import device_name, place
+
+        placed = place(ops, self._config)
+        for op, d in placed.items():
+            if d is not None and not op.device:
+                op.device = device_name(d)
+        return placed
+
+    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed):
+        from mylib.core.executor import SegmentedPlan
+
+        seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
+        plan = _Plan()
+        plan.segmented = seg
+        plan.fn = None
+        plan.status_keys = ()
+        plan.status = ()
+        plan.fetch_tensors = fetch_tensors
+        plan.feeds = feed_keys
+        order, j = [], 0
+        for el in leaves:
+            if isinstance(el, Operation):
+                order.append(None)
+            else:
+                order.append(j)
+                j += 1
+        plan.n_fetch = tuple(order)
+        plan.static = [None] * len(order)
+        return plan
+
+    def _execute_with_options(self, plan, feed_vals, options, run_metadata):
+        """The general path: segmented steps, timeouts and tracing."""
+        import time
+
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        deadline = None
+        if options is not None and getattr(options, "timeout_in_ms", 0):
+            deadline = time.monotonic() + options.timeout_in_ms / 1000.0
+        trace = [] if (options is not None and getattr(options, "trace_level", 0)
+                       and run_metadata is not None) else None
+        t0 = time.perf_counter()
+        if plan.segmented is not None:
+            outs = plan.segmented.run(self, list(feed_vals), deadline, trace)
+            res = [None if o is None else outs[o] for o in plan.n_fetch]
+        else:
+            res = self._execute(plan, feed_vals)
+            if trace is not None:
+                jax.block_until_ready([r for r in res if r is not None])
+                trace.append({"name": "cluster_0", "device": str(jax.devices()[0]),
+                              "kind": "xla", "start": t0, "end": time.perf_counter(),
+                              "ops": [t.op.name for t in plan.fetch_tensors]})
+        if trace is not None:
+            run_metadata.step_stats.extend(
+                dict(ev, start_us=(ev["start"] - t0) * 1e6, end_us=(ev["end"] - t0) * 1e6)
+                for ev in trace)
+        return res
+
+    def _next_counter(self):
+        with self._lock:
+            self._counter += 1
+            return np.uint32(self._counter & 0xFFFFFFFF)
+
+    def _get_resource(self, key, factory):
+        with self._lock:
+            r = self._resources.get(key)
+            if r is None:
+                if self._closed:
+                    raise errors.CancelledError("the session is closed")
+                r = self._resources[key] = factory()
+            return r
 
     def _execute(self, plan, feed_vals):
         """Runs a plan's compiled step; returns the values in the plan's `leaves`
@@ -460,6 +578,25 @@ class Session:
     def _set_var(self, key, value):
         with self._lock:
             self._store[key] = value
+
+    def _read_vars(self, keys):
+        """Host (numpy) copies of the values of `keys`, one consistent snapshot taken
+        under the lock (None for an uninitialized key). For the Saver."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            vals = [self._store.get(k) for k in keys]
+            for v in vals:
+                if v is not None and hasattr(v, "copy_to_host_async"):
+                    v.copy_to_host_async()
+            return [None if v is None else np.asarray(v) for v in vals]
+
+    def _assign_vars(self, values):
+        """Sets `{key: array}` all at once under the lock (checked by the caller)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._store.update(values)
 
     def __del__(self):
         try:

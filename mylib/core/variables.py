@@ -18,6 +18,19 @@ from mylib.core.tensor_shape import TensorShape, as_shape
 _creator_stack = []
 
 
+def _in_own_graph(method):
+    """Runs a Variable method with the variable's graph as the default graph, so
+    Python values it converts become constants in the right graph."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._graph.as_default():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class Variable:
     """A resource variable.
 
@@ -145,12 +158,14 @@ class Variable:
         return self._name
 
     # --- reads ---
+    @_in_own_graph
     def value(self):
         """A new read of the variable (respects enclosing control dependencies)."""
         g = self._graph
         with g.colocate_with(self._handle.op):
             return state_ops.read_variable_op(self._handle)
 
+    @_in_own_graph
     def read_value(self):
         """A new read of the variable, as an `Identity` named ``Read`` (TF's)."""
         with self._graph.name_scope(self._name + "/"):
@@ -162,12 +177,14 @@ class Variable:
     def _as_graph_element(self):
         return self._graph_element
 
+    @_in_own_graph
     def initialized_value(self):
         """The value, initialized first if needed, for initializing another variable
         from this one (runs this variable's initial value when it is uninitialized)."""
         with self._graph.colocate_with(self._handle.op):
             return state_ops.ReadOrInitialValue(self._handle, self._initial_value)
 
+    @_in_own_graph
     def is_initialized(self, name=None):
         return state_ops.VarIsInitializedOp(self._handle, name=name)
 
@@ -184,6 +201,7 @@ class Variable:
         return convert_to_tensor(value, dtype_hint=self._dtype) if not isinstance(value, Tensor) \
             else value
 
+    @_in_own_graph
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns `value`. Returns the new value (a read ordered after the write), or
         the assign `Operation` if `read_value=False`."""
@@ -193,6 +211,7 @@ class Variable:
                                               validate_shape=self._validate_shape)
         return self._after(op) if read_value else op
 
+    @_in_own_graph
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         """Adds `delta` to the variable."""
         v = self._cast_value(delta)
@@ -200,6 +219,7 @@ class Variable:
             op = state_ops.assign_add_variable_op(self._handle, v, name=name)
         return self._after(op) if read_value else op
 
+    @_in_own_graph
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         """Subtracts `delta` from the variable."""
         v = self._cast_value(delta)
@@ -207,6 +227,7 @@ class Variable:
             op = state_ops.assign_sub_variable_op(self._handle, v, name=name)
         return self._after(op) if read_value else op
 
+    @_in_own_graph
     def scatter_add(self, sparse_delta, use_locking=False, name=None):
         """Adds `IndexedSlices` `sparse_delta` to the rows it names."""
         with self._graph.colocate_with(self._handle.op):

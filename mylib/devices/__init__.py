@@ -5,4 +5,6 @@
 `list_devices()` lists the local XLA devices through JAX.
 """
 
-from mylib.devices.device_spec import DeviceSpec, list_devices, get_device  # noqa: F401
+from mylib.devices.device_spec import (DeviceSpec, LocalDevice, get_device,  # noqa: F401
+                                       list_devices, list_physical_devices,
+                                       set_cpu_device_count)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 
 from mylib.core import errors
@@ -101,29 +102,90 @@ class DeviceSpec:
         return f"DeviceSpec({self.to_string()!r})"
 
 
-def list_devices():
-    """The local XLA devices as (name, jax.Device) pairs, e.g.
-    ``("/job:localhost/replica:0/task:0/device:CPU:0", CpuDevice(id=0))``."""
+class LocalDevice(collections.namedtuple(
+        "LocalDevice", ["name", "device_type", "index", "memory_limit", "jax_device"])):
+    """A local XLA device: `name` is TensorFlow's full name
+    (``/job:localhost/replica:0/task:0/device:GPU:0``), `device_type` ``"CPU"``/``"GPU"``/
+    ``"TPU"``, `index` its number among devices of that type, `memory_limit` in bytes
+    where the backend reports it (None on CPU), `jax_device` the `jax.Device`."""
+
+
+def list_devices(device_type=None):
+    """The local XLA devices (through JAX), optionally only those of `device_type`.
+
+    Returns:
+      list of `LocalDevice`.
+    """
     import jax
 
     out = []
+    counts = {}
     for d in jax.local_devices():
         kind = d.platform.upper()
-        out.append((f"/job:localhost/replica:0/task:0/device:{kind}:{d.id}", d))
+        idx = counts.get(kind, 0)
+        counts[kind] = idx + 1
+        mem = None
+        try:
+            stats = d.memory_stats()
+            if stats:
+                mem = stats.get("bytes_limit")
+        except Exception:  # noqa: BLE001 - backends without memory stats
+            mem = None
+        if device_type is None or kind == device_type.upper():
+            out.append(LocalDevice(f"/job:localhost/replica:0/task:0/device:{kind}:{idx}",
+                                   kind, idx, mem, d))
     return out
 
 
+def list_physical_devices(device_type=None):
+    """As TensorFlow's `config.list_physical_devices`: the local devices of a type."""
+    return list_devices(device_type)
+
+
 def get_device(spec):
-    """The `jax.Device` for a device name.
+    """The `jax.Device` for a device name (``"/gpu:0"``, ``"/device:CPU:1"``).
 
     Raises:
       InvalidArgumentError: if no local device matches; the message lists them.
     """
     s = DeviceSpec.from_string(spec)
     devs = list_devices()
-    for name, d in devs:
-        if (s.device_type in (None, d.platform.upper())
-                and (s.device_index is None or s.device_index == d.id)):
-            return d
+    if s.job in (None, "localhost") and s.task in (None, 0) and s.replica in (None, 0):
+        for d in devs:
+            if (s.device_type in (None, d.device_type)
+                    and (s.device_index is None or s.device_index == d.index)):
+                return d.jax_device
     raise errors.InvalidArgumentError(
-        f"No device matches {spec!r}; available: {[n for n, _ in devs]}")
+        f"No device matches {spec!r}; available: {[d.name for d in devs]}")
+
+
+def set_cpu_device_count(n):
+    """Makes JAX's CPU backend expose `n` devices, via
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=n``.
+
+    Must run before JAX initializes its backends (before the first computation or
+    `jax.devices()` call); importing mylib does not initialize them.
+
+    Raises:
+      RuntimeError: if the backends are already initialized with another count.
+    """
+    import os
+    import re as _re
+
+    flags = os.environ.get("XLA_FLAGS", "")
+    flag = f"--xla_force_host_platform_device_count={int(n)}"
+    if "xla_force_host_platform_device_count" in flags:
+        flags = _re.sub(r"--xla_force_host_platform_device_count=\d+", flag, flags)
+    else:
+        flags = (flags + " " + flag).strip()
+    os.environ["XLA_FLAGS"] = flags
+    from jax._src import xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        import jax
+
+        have = len(jax.devices("cpu"))
+        if have != n:
+            raise RuntimeError(
+                f"JAX is already initialized with {have} CPU device(s); call "
+                f"set_cpu_device_count({n}) before any JAX computation")

@@ -7,6 +7,9 @@ of a tensor, arithmetic on those); a fed shape tensor raises InvalidArgumentErro
 
 from __future__ import annotations
 
+import builtins as _b
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -33,7 +36,9 @@ def _static_ints(value, what):
 
 # ---------------------------------------------------------------- Const
 def _const_kernel(*, value, dtype):
-    return jnp.asarray(value)
+    # numpy, not jnp: a constant stays concrete while the step is traced, so shape-like
+    # values (reshape's shape, shape arithmetic) are static for XLA.
+    return np.asarray(value)
 
 
 Const = OpDef("Const", kernel=_const_kernel)
@@ -405,7 +410,7 @@ def _sum_to_shape_kernel(g, like):
     if g.shape == target:
         return g
     lead = g.ndim - len(target)
-    axes = tuple(range(lead)) + tuple(
+    axes = tuple(_b.range(lead)) + tuple(
         lead + i for i, d in enumerate(target) if d == 1 and g.shape[lead + i] != 1)
     out = jnp.sum(g, axis=axes, keepdims=False) if axes else g
     return jnp.reshape(out, target)
@@ -440,3 +445,921 @@ def _broadcast_like_grad(op, grad):
 def sum_to_shape(grad, like):
     """Sums `grad` to the shape of `like` (the reduction of a broadcast)."""
     return SumToShape(grad, like)
+
+
+# ---------------------------------------------------------------- static helpers
+def _is_static(*xs):
+    """True when every value is concrete numpy (a constant or a shape) while tracing:
+    shape-like arithmetic then stays in numpy, so XLA sees static shapes."""
+    return all(isinstance(x, (np.ndarray, np.generic)) for x in xs)
+
+
+def _axis_int(axis, what="axis"):
+    if isinstance(axis, (np.ndarray, np.generic)):
+        return int(axis)
+    if hasattr(axis, "op"):  # a Tensor
+        v = constant_value(axis)
+        if v is None:
+            raise errors.InvalidArgumentError(f"{what} must be known when the graph is built")
+        return int(v)
+    return int(axis)
+
+
+def _int_tuple(v, what):
+    if hasattr(v, "op"):
+        cv = constant_value(v)
+        if cv is None:
+            raise errors.InvalidArgumentError(f"{what} must be known when the graph is built")
+        v = cv
+    return tuple(int(d) for d in np.asarray(v).reshape(-1))
+
+
+# ---------------------------------------------------------------- ConcatV2
+def _concat_kernel(*values, axis):
+    if _is_static(*values):
+        return np.concatenate(values, axis=axis)
+    return jnp.concatenate(values, axis=axis)
+
+
+ConcatV2 = OpDef("ConcatV2", kernel=_concat_kernel)
+
+
+@ConcatV2.shape_fn
+def _concat_shape(*values, axis):
+    d = _shape_rules.same_dtype(*values)
+    known = [v.shape for v in values if v.shape.rank is not None]
+    if not known:
+        return TensorSpec(TensorShape(None), d)
+    rank = known[0].rank
+    if rank == 0:
+        raise errors.InvalidArgumentError("cannot concatenate scalars; use stack")
+    ax = _shape_rules.normalize_axis(axis, rank)
+    out = [None] * rank
+    total = 0
+    for s in known:
+        if s.rank != rank:
+            raise errors.InvalidArgumentError(
+                f"ranks differ: {known[0]} vs {s}; all inputs need rank {rank}")
+        for i, dim in enumerate(s.as_tuple()):
+            if i == ax:
+                continue
+            if out[i] is not None and dim is not None and out[i] != dim:
+                raise errors.InvalidArgumentError(
+                    f"dimension {i} differs: {known[0]} vs {s} (only axis {ax} may differ)")
+            out[i] = out[i] if out[i] is not None else dim
+    for s in known:
+        dim = s.as_tuple()[ax]
+        total = None if total is None or dim is None else total + dim
+    if len(known) != len(values):
+        total = None
+    out[ax] = total
+    return TensorSpec(out, d)
+
+
+def _split_like_kernel(grad, *likes, axis):
+    sizes = np.cumsum([x.shape[axis] for x in likes])[:-1]
+    return tuple(jnp.split(grad, sizes, axis=axis))
+
+
+SplitLike = OpDef("SplitLike", kernel=_split_like_kernel)
+
+
+@SplitLike.shape_fn
+def _split_like_shape(grad, *likes, axis):
+    return [TensorSpec(x.shape, grad.dtype) for x in likes]
+
+
+@RegisterGradient("SplitLike")
+def _split_like_grad(op, *grads):
+    return [concat(list(grads), axis=op.attrs["axis"])] + [None] * (len(op.inputs) - 1)
+
+
+@RegisterGradient("ConcatV2")
+def _concat_grad(op, grad):
+    if len(op.inputs) == 1:
+        return [grad]
+    axis = op.attrs["axis"]
+    rank = op.inputs[0].shape.rank
+    if rank is not None:
+        axis = _shape_rules.normalize_axis(axis, rank)
+    parts = SplitLike(grad, *op.inputs, axis=axis)
+    return list(parts)
+
+
+def concat(values, axis, name="concat"):
+    """Concatenates tensors along `axis`.
+
+    Args:
+      values: list of `Tensor`s of equal rank and dtype; all dims but `axis` must agree.
+      axis: int (negative counts from the end); a constant tensor is accepted.
+    Returns:
+      `Tensor` whose `axis` dim is the sum of the inputs'.
+    Raises:
+      InvalidArgumentError: if ranks, dtypes, or non-`axis` dims differ.
+    """
+    if not isinstance(values, (list, tuple)):
+        values = [values]
+    values = list(values)
+    first = next((v for v in values if hasattr(v, "op") or hasattr(v, "_as_tensor")), None)
+    hint = convert_to_tensor(first).dtype if first is not None else None
+    ts = [convert_to_tensor(v, dtype_hint=hint) for v in values]
+    if len(ts) == 1:
+        return identity(ts[0], name=name)
+    return ConcatV2(*ts, axis=_axis_int(axis), name=name)
+
+
+# ---------------------------------------------------------------- Pack / Unpack
+def _pack_kernel(*values, axis):
+    if _is_static(*values):
+        return np.stack(values, axis=axis)
+    return jnp.stack(values, axis=axis)
+
+
+Pack = OpDef("Pack", kernel=_pack_kernel)
+
+
+@Pack.shape_fn
+def _pack_shape(*values, axis):
+    d = _shape_rules.same_dtype(*values)
+    shape = TensorShape(None)
+    for v in values:
+        try:
+            shape = shape.merge_with(v.shape)
+        except ValueError:
+            raise errors.InvalidArgumentError(
+                f"shapes differ: {values[0].shape} vs {v.shape}; stack needs equal shapes") \
+                from None
+    if shape.rank is None:
+        return TensorSpec(TensorShape(None), d)
+    dims = shape.as_list()
+    ax = _shape_rules.normalize_axis(axis, len(dims) + 1)
+    return TensorSpec(dims[:ax] + [len(values)] + dims[ax:], d)
+
+
+@RegisterGradient("Pack")
+def _pack_grad(op, grad):
+    return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"])
+
+
+def stack(values, axis=0, name="stack"):
+    """Stacks a list of rank-R tensors into one rank-(R+1) tensor (TF's op "Pack").
+
+    Args:
+      values: list of `Tensor`s (or Python values) of the same shape and dtype.
+      axis: where the new axis goes, in [-(R+1), R+1).
+    Returns:
+      `Tensor` with a new axis of size `len(values)`.
+    Raises:
+      InvalidArgumentError: if shapes or dtypes differ.
+    """
+    values = list(values)
+    first = next((v for v in values if hasattr(v, "op") or hasattr(v, "_as_tensor")), None)
+    hint = convert_to_tensor(first).dtype if first is not None else None
+    ts = [convert_to_tensor(v, dtype_hint=hint) for v in values]
+    return Pack(*ts, axis=int(axis), name=name)
+
+
+def _unpack_kernel(x, *, num, axis):
+    mod = np if _is_static(x) else jnp
+    return tuple(mod.squeeze(p, axis) for p in mod.split(x, num, axis=axis))
+
+
+Unpack = OpDef("Unpack", kernel=_unpack_kernel)
+
+
+@Unpack.shape_fn
+def _unpack_shape(x, *, num, axis):
+    if x.shape.rank is None:
+        return [TensorSpec(TensorShape(None), x.dtype)] * num
+    dims = x.shape.as_list()
+    ax = _shape_rules.normalize_axis(axis, len(dims))
+    if dims[ax] is not None and dims[ax] != num:
+        raise errors.InvalidArgumentError(f"num={num} but dimension {ax} has size {dims[ax]}")
+    return [TensorSpec(dims[:ax] + dims[ax + 1:], x.dtype)] * num
+
+
+@RegisterGradient("Unpack")
+def _unpack_grad(op, *grads):
+    return [stack(list(grads), axis=op.attrs["axis"])]
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    """Splits `value` along `axis` into a list of tensors of rank R-1 ("Unpack").
+
+    Raises:
+      ValueError: if `num` is None and the `axis` dim is unknown.
+    """
+    x = convert_to_tensor(value)
+    if num is None:
+        if x.shape.rank is None:
+            raise ValueError(f"Cannot infer num from shape {x.shape}")
+        num = x.shape.as_list()[_shape_rules.normalize_axis(axis, x.shape.rank)]
+        if num is None:
+            raise ValueError(f"Cannot infer num from shape {x.shape}")
+    out = Unpack(x, num=int(num), axis=int(axis), name=name)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+# ---------------------------------------------------------------- Split / SplitV
+def _split_kernel(x, *, num_split=None, size_splits=None, axis=0):
+    if size_splits is not None:
+        idx = np.cumsum(size_splits)[:-1]
+        return tuple(jnp.split(x, idx, axis=axis))
+    return tuple(jnp.split(x, num_split, axis=axis))
+
+
+Split = OpDef("Split", kernel=_split_kernel)
+SplitV = OpDef("SplitV", kernel=_split_kernel)
+
+
+def _split_shape(x, *, num_split=None, size_splits=None, axis=0):
+    if x.shape.rank is None:
+        n = num_split if size_splits is None else len(size_splits)
+        return [TensorSpec(TensorShape(None), x.dtype)] * n
+    dims = x.shape.as_list()
+    ax = _shape_rules.normalize_axis(axis, len(dims))
+    n_ax = dims[ax]
+    if size_splits is None:
+        if n_ax is not None and n_ax % num_split:
+            raise errors.InvalidArgumentError(
+                f"dimension {ax} of size {n_ax} is not divisible into {num_split} splits")
+        sizes = [None if n_ax is None else n_ax // num_split] * num_split
+    else:
+        sizes = list(size_splits)
+        if n_ax is not None and sum(sizes) != n_ax:
+            raise errors.InvalidArgumentError(
+                f"size_splits {sizes} sum to {sum(sizes)}, not dimension {ax} size {n_ax}")
+    return [TensorSpec(dims[:ax] + [s] + dims[ax + 1:], x.dtype) for s in sizes]
+
+
+Split.shape_fn(_split_shape)
+SplitV.shape_fn(_split_shape)
+
+
+def _split_grad(op, *grads):
+    return [concat(list(grads), axis=op.attrs.get("axis", 0))]
+
+
+RegisterGradient("Split")(_split_grad)
+RegisterGradient("SplitV")(_split_grad)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """Splits `value` along `axis`.
+
+    Args:
+      value: `Tensor`.
+      num_or_size_splits: an int (number of equal splits) or a list of sizes (one may
+        be -1, inferred).
+      axis: int.
+    Returns:
+      list of `Tensor`s.
+    Raises:
+      InvalidArgumentError: if the `axis` dim is not divisible, or sizes do not sum to it.
+    """
+    x = convert_to_tensor(value)
+    ax = _axis_int(axis)
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        out = Split(x, num_split=int(num_or_size_splits), axis=ax, name=name)
+    else:
+        sizes = list(_int_tuple(num_or_size_splits, "size_splits"))
+        if -1 in sizes:
+            n_ax = x.shape.as_list()[ax] if x.shape.rank is not None else None
+            if n_ax is None:
+                raise errors.InvalidArgumentError("a -1 split size needs a known axis size")
+            sizes[sizes.index(-1)] = n_ax - (sum(sizes) + 1)
+        out = SplitV(x, size_splits=tuple(sizes), axis=ax, name=name)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+# ---------------------------------------------------------------- Transpose
+def _transpose_kernel(x, *, perm):
+    return (np if _is_static(x) else jnp).transpose(x, perm)
+
+
+Transpose = OpDef("Transpose", kernel=_transpose_kernel)
+
+
+@Transpose.shape_fn
+def _transpose_shape(x, *, perm):
+    if x.shape.rank is None:
+        return TensorSpec(TensorShape([None] * len(perm)), x.dtype)
+    if sorted(perm) != list(_b.range(x.shape.rank)):
+        raise errors.InvalidArgumentError(
+            f"perm {list(perm)} is not a permutation of the {x.shape.rank} axes of {x.shape}")
+    dims = x.shape.as_list()
+    return TensorSpec([dims[p] for p in perm], x.dtype)
+
+
+@RegisterGradient("Transpose")
+def _transpose_grad(op, grad):
+    perm = op.attrs["perm"]
+    return [transpose(grad, tuple(int(i) for i in np.argsort(perm)))]
+
+
+def transpose(a, perm=None, name="transpose", conjugate=False):
+    """Permutes the axes of `a`: output axis i is input axis `perm[i]`.
+
+    Args:
+      a: `Tensor`; `perm` defaults to reversing the axes (needs a known rank).
+    Raises:
+      InvalidArgumentError: if `perm` is not a permutation of range(rank).
+    """
+    x = convert_to_tensor(a)
+    if perm is None:
+        if x.shape.rank is None:
+            raise errors.InvalidArgumentError("transpose with perm=None needs a known rank")
+        perm = tuple(_b.range(x.shape.rank))[::-1]
+    out = Transpose(x, perm=_int_tuple(perm, "perm"), name=name)
+    return out
+
+
+def matrix_transpose(a, name="matrix_transpose"):
+    """Swaps the last two axes of `a` (rank >= 2)."""
+    x = convert_to_tensor(a)
+    r = x.shape.rank
+    if r is None or r < 2:
+        raise errors.InvalidArgumentError(f"matrix_transpose needs rank >= 2, got {x.shape}")
+    perm = list(_b.range(r))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return transpose(x, perm, name=name)
+
+
+# ---------------------------------------------------------------- ExpandDims / Squeeze
+def _expand_dims_kernel(x, *, axis):
+    return (np if _is_static(x) else jnp).expand_dims(x, axis)
+
+
+ExpandDims = OpDef("ExpandDims", kernel=_expand_dims_kernel)
+
+
+@ExpandDims.shape_fn
+def _expand_dims_shape(x, *, axis):
+    if x.shape.rank is None:
+        return TensorSpec(TensorShape(None), x.dtype)
+    dims = x.shape.as_list()
+    ax = _shape_rules.normalize_axis(axis, len(dims) + 1)
+    return TensorSpec(dims[:ax] + [1] + dims[ax:], x.dtype)
+
+
+@RegisterGradient("ExpandDims")
+def _expand_dims_grad(op, grad):
+    return [reshape(grad, shape(op.inputs[0]))]
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    """Inserts a size-1 axis at `axis` (in [-rank-1, rank])."""
+    return ExpandDims(convert_to_tensor(input), axis=_axis_int(axis), name=name)
+
+
+def _squeeze_kernel(x, *, squeeze_dims):
+    mod = np if _is_static(x) else jnp
+    return mod.squeeze(x, axis=squeeze_dims if squeeze_dims else None)
+
+
+Squeeze = OpDef("Squeeze", kernel=_squeeze_kernel)
+
+
+@Squeeze.shape_fn
+def _squeeze_shape(x, *, squeeze_dims):
+    if x.shape.rank is None:
+        return TensorSpec(TensorShape(None), x.dtype)
+    dims = x.shape.as_list()
+    if squeeze_dims:
+        axes = {_shape_rules.normalize_axis(a, len(dims)) for a in squeeze_dims}
+        for a in axes:
+            if dims[a] is not None and dims[a] != 1:
+                raise errors.InvalidArgumentError(
+                    f"cannot squeeze dimension {a} of size {dims[a]} in shape {x.shape}")
+        return TensorSpec([d for i, d in enumerate(dims) if i not in axes], x.dtype)
+    if None in dims:
+        raise errors.InvalidArgumentError(
+            f"squeeze without axis needs a fully known shape, got {x.shape}; pass axis=")
+    return TensorSpec([d for d in dims if d != 1], x.dtype)
+
+
+@RegisterGradient("Squeeze")
+def _squeeze_grad(op, grad):
+    return [reshape(grad, shape(op.inputs[0]))]
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    """Removes size-1 axes (all of them, or those in `axis`).
+
+    Raises:
+      InvalidArgumentError: if an `axis` dim is not 1.
+    """
+    if isinstance(axis, (int, np.integer)):
+        axis = [axis]
+    dims = () if axis is None else tuple(int(a) for a in axis)
+    return Squeeze(convert_to_tensor(input), squeeze_dims=dims, name=name)
+
+
+# ---------------------------------------------------------------- Slice / StridedSlice
+def _slice_kernel(x, *, begin, size):
+    idx = tuple(_b.slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
+    return x[idx]
+
+
+Slice = OpDef("Slice", kernel=_slice_kernel)
+
+
+@Slice.shape_fn
+def _slice_shape(x, *, begin, size):
+    if x.shape.rank is None:
+        return TensorSpec([None if s == -1 else s for s in size], x.dtype)
+    dims = x.shape.as_list()
+    if len(begin) != len(dims) or len(size) != len(dims):
+        raise errors.InvalidArgumentError(
+            f"begin {list(begin)} and size {list(size)} need length {len(dims)} for {x.shape}")
+    out = []
+    for d, b, s in zip(dims, begin, size):
+        if s == -1:
+            out.append(None if d is None else d - b)
+        else:
+            if d is not None and (b < 0 or b + s > d):
+                raise errors.InvalidArgumentError(
+                    f"slice begin {list(begin)} size {list(size)} is out of bounds for {x.shape}")
+            out.append(s)
+    return TensorSpec(out, x.dtype)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
+    """Extracts `input_[begin[i] : begin[i] + size[i]]` on every axis (size -1: to the end).
+
+    Raises:
+      InvalidArgumentError: if the slice is out of bounds.
+    """
+    return Slice(convert_to_tensor(input_), begin=_int_tuple(begin, "begin"),
+                 size=_int_tuple(size, "size"), name=name)
+
+
+def _strided_slice_kernel(x, *dyn, spec):
+    idx = []
+    for item in spec:
+        kind = item[0]
+        if kind == "int":
+            idx.append(item[1])
+        elif kind == "slice":
+            idx.append(_b.slice(item[1], item[2], item[3]))
+        elif kind == "newaxis":
+            idx.append(None)
+        elif kind == "ellipsis":
+            idx.append(Ellipsis)
+        else:  # "tensor": a scalar index fed in as an input
+            idx.append(dyn[item[1]])
+    if _is_static(x, *dyn):
+        return np.asarray(x[tuple(idx)])
+    return jnp.asarray(x)[tuple(idx)]
+
+
+StridedSlice = OpDef("StridedSlice", kernel=_strided_slice_kernel)
+
+
+@StridedSlice.shape_fn
+def _strided_slice_shape(x, *dyn, spec):
+    for d in dyn:
+        if d.shape.rank not in (0, None) or not (d.dtype.is_integer):
+            raise errors.InvalidArgumentError(
+                f"a tensor index must be an integer scalar, got {d.dtype.name} {d.shape}")
+    consumed = sum(1 for it in spec if it[0] in ("int", "slice", "tensor"))
+    if x.shape.rank is None:
+        return TensorSpec(TensorShape(None), x.dtype)
+    dims = x.shape.as_list()
+    if consumed > len(dims):
+        raise errors.InvalidArgumentError(
+            f"too many indices ({consumed}) for shape {x.shape}")
+    n_ell = sum(1 for it in spec if it[0] == "ellipsis")
+    if n_ell > 1:
+        raise errors.InvalidArgumentError("an index can only have a single ellipsis")
+    items = list(spec)
+    if n_ell == 0:
+        items.append(("ellipsis",))
+    out, i = [], 0
+    for it in items:
+        kind = it[0]
+        if kind == "newaxis":
+            out.append(1)
+        elif kind == "ellipsis":
+            k = len(dims) - consumed
+            out.extend(dims[i:i + k])
+            i += k
+        elif kind in ("int", "tensor"):
+            d = dims[i]
+            if kind == "int" and d is not None and not -d <= it[1] < d:
+                raise errors.InvalidArgumentError(
+                    f"index {it[1]} is out of bounds for axis {i} with size {d}")
+            i += 1
+        else:
+            d = dims[i]
+            out.append(None if d is None else len(_b.range(*_b.slice(*it[1:]).indices(d))))
+            i += 1
+    return TensorSpec(out, x.dtype)
+
+
+def _index_spec(key):
+    """Turns a Python index into a static spec plus the tensors it names."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    spec, dyn = [], []
+    for k in key:
+        if k is None:
+            spec.append(("newaxis",))
+        elif k is Ellipsis:
+            spec.append(("ellipsis",))
+        elif isinstance(k, _b.slice):
+            parts = []
+            for v in (k.start, k.stop, k.step):
+                if v is not None and not isinstance(v, (int, np.integer)):
+                    v = _axis_int(v, "a slice bound")
+                parts.append(None if v is None else int(v))
+            if parts[2] == 0:
+                raise ValueError("slice step cannot be zero")
+            spec.append(("slice", *parts))
+        elif isinstance(k, (bool, np.bool_)):
+            raise TypeError("Boolean indices are not supported; use ml.boolean_mask")
+        elif isinstance(k, (int, np.integer)):
+            spec.append(("int", int(k)))
+        elif hasattr(k, "op") or hasattr(k, "_as_tensor"):
+            t = convert_to_tensor(k)
+            cv = constant_value(t)
+            if cv is not None and np.ndim(cv) == 0:
+                spec.append(("int", int(cv)))
+            else:
+                spec.append(("tensor", len(dyn)))
+                dyn.append(t)
+        else:
+            raise TypeError(
+                f"Only integers, slices, Ellipsis, None (newaxis) and scalar integer tensors "
+                f"are valid indices, got {k!r}")
+    return tuple(spec), dyn
+
+
+def _getitem(tensor, key):
+    """`tensor[key]`: ints, slices with steps, negative indices, `...`, None, and scalar
+    integer tensors (dynamic positions)."""
+    spec, dyn = _index_spec(key)
+    return StridedSlice(convert_to_tensor(tensor), *dyn, spec=spec, name="strided_slice")
+
+
+def strided_slice(input_, begin, end, strides=None, name=None):
+    """`input_[begin[0]:end[0]:strides[0], ...]` (no masks; use `t[...]` for more)."""
+    begin, end = _int_tuple(begin, "begin"), _int_tuple(end, "end")
+    strides = (1,) * len(begin) if strides is None else _int_tuple(strides, "strides")
+    spec = tuple(("slice", b, e, s) for b, e, s in zip(begin, end, strides))
+    return StridedSlice(convert_to_tensor(input_), spec=spec, name=name)
+
+
+from mylib.core.graph import Tensor as _Tensor  # noqa: E402
+
+_Tensor._overload_operator("__getitem__", _getitem)
+
+
+# ---------------------------------------------------------------- GatherV2 / GatherNd
+def _gather_kernel(params, indices, *, axis=0, batch_dims=0):
+    if _is_static(params, indices):
+        return np.take(params, indices, axis=axis)
+    if batch_dims:
+        fn = lambda p, i: jnp.take(p, i, axis=axis - batch_dims)  # noqa: E731
+        for _ in _b.range(batch_dims):
+            fn = jax.vmap(fn)
+        return fn(params, indices)
+    return jnp.take(params, indices, axis=axis)
+
+
+GatherV2 = OpDef("GatherV2", kernel=_gather_kernel)
+
+
+@GatherV2.shape_fn
+def _gather_shape(params, indices, *, axis=0, batch_dims=0):
+    if not indices.dtype.is_integer:
+        raise errors.InvalidArgumentError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    if params.shape.rank is None or indices.shape.rank is None:
+        return TensorSpec(TensorShape(None), params.dtype)
+    p, i = params.shape.as_list(), indices.shape.as_list()
+    ax = _shape_rules.normalize_axis(axis, len(p))
+    return TensorSpec(p[:ax] + i[batch_dims:] + p[ax + 1:], params.dtype)
+
+
+@RegisterGradient("GatherV2")
+def _gather_grad(op, grad):
+    params, indices = op.inputs
+    if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0):
+        from mylib.core.gradients import _generic_vjp
+
+        return _generic_vjp(op, [grad])
+    # Sparse, as TensorFlow: only the gathered rows get gradient.
+    from mylib.core.gradients import IndexedSlices
+
+    p = params.shape
+    if p.rank is not None and p.is_fully_defined():
+        dense_shape = constant(p.as_list(), dtype=_dtypes.int32)
+    else:
+        dense_shape = shape(params)
+    if p.rank is not None and None not in p.as_list()[1:]:
+        values = reshape(grad, [-1] + p.as_list()[1:])
+    else:
+        values = reshape(grad, concat([[-1], shape(params)[1:]], axis=0))
+    return [IndexedSlices(values, reshape(indices, [-1]), dense_shape), None]
+
+
+def gather(params, indices, axis=None, batch_dims=0, name=None):
+    """Gathers slices of `params` along `axis` at `indices` (TF's "GatherV2").
+
+    Args:
+      params: `Tensor` [..., n, ...] (a `Variable` reads its value).
+      indices: int32/int64 `Tensor` of any shape, values in [0, n).
+      axis: int, default 0.
+      batch_dims: leading dims shared by params and indices.
+    Returns:
+      `Tensor` `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`.
+      Its gradient w.r.t. `params` (axis 0) is an `IndexedSlices`.
+    Raises:
+      InvalidArgumentError: if indices are not integers.
+    """
+    p = convert_to_tensor(params)
+    i = convert_to_tensor(indices, dtype_hint=_dtypes.int32)
+    ax = 0 if axis is None else _axis_int(axis)
+    if p.shape.rank is not None and ax < 0:
+        ax += p.shape.rank
+    attrs = {"axis": ax}
+    if batch_dims:
+        attrs["batch_dims"] = int(batch_dims)
+    return GatherV2(p, i, name=name, **attrs)
+
+
+def _gather_nd_kernel(params, indices):
+    idx = tuple(jnp.moveaxis(indices, -1, 0))
+    return params[idx]
+
+
+GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel)
+
+
+@GatherNd.shape_fn
+def _gather_nd_shape(params, indices):
+    if params.shape.rank is None or indices.shape.rank is None:
+        return TensorSpec(TensorShape(None), params.dtype)
+    i = indices.shape.as_list()
+    if i[-1] is None:
+        return TensorSpec(TensorShape(None), params.dtype)
+    if i[-1] > params.shape.rank:
+        raise errors.InvalidArgumentError(
+            f"index depth {i[-1]} exceeds the rank of params {params.shape}")
+    return TensorSpec(i[:-1] + params.shape.as_list()[i[-1]:], params.dtype)
+
+
+def gather_nd(params, indices, name=None):
+    """Gathers `params[indices[..., 0], indices[..., 1], ...]`.
+
+    Args:
+      params: `Tensor` of rank P.
+      indices: int `Tensor` [..., k], k <= P.
+    Returns:
+      `Tensor` `indices.shape[:-1] + params.shape[k:]`.
+    """
+    return GatherNd(convert_to_tensor(params), convert_to_tensor(indices, dtype_hint=_dtypes.int32),
+                    name=name)
+
+
+# ---------------------------------------------------------------- Tile, Pad, BroadcastTo
+def _tile_kernel(x, *, multiples):
+    return jnp.tile(x, multiples)
+
+
+Tile = OpDef("Tile", kernel=_tile_kernel)
+
+
+@Tile.shape_fn
+def _tile_shape(x, *, multiples):
+    if x.shape.rank is None:
+        return TensorSpec([None] * len(multiples), x.dtype)
+    if len(multiples) != x.shape.rank:
+        raise errors.InvalidArgumentError(
+            f"multiples {list(multiples)} needs one entry per axis of {x.shape}")
+    return TensorSpec([None if d is None else d * m
+                       for d, m in zip(x.shape.as_list(), multiples)], x.dtype)
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    """Repeats `input` `multiples[i]` times along axis i."""
+    return Tile(convert_to_tensor(input), multiples=_int_tuple(multiples, "multiples"), name=name)
+
+
+def _pad_kernel(x, *, paddings, constant_values=0):
+    return jnp.pad(x, paddings, constant_values=jnp.asarray(constant_values, x.dtype))
+
+
+def _mirror_pad_kernel(x, *, paddings, mode):
+    return jnp.pad(x, paddings, mode=mode.lower())
+
+
+PadV2 = OpDef("PadV2", kernel=_pad_kernel)
+MirrorPad = OpDef("MirrorPad", kernel=_mirror_pad_kernel)
+
+
+def _pad_shape(x, *, paddings, mode="CONSTANT", constant_values=0):
+    if x.shape.rank is None:
+        return TensorSpec([None] * len(paddings), x.dtype)
+    dims = x.shape.as_list()
+    if len(paddings) != len(dims):
+        raise errors.InvalidArgumentError(
+            f"paddings has {len(paddings)} rows, but the input {x.shape} has rank {len(dims)}")
+    for d, (lo, hi) in zip(dims, paddings):
+        if lo < 0 or hi < 0:
+            raise errors.InvalidArgumentError(f"paddings must be >= 0, got {paddings}")
+        lim = None if d is None else (d - 1 if mode == "REFLECT" else d)
+        if mode != "CONSTANT" and lim is not None and (lo > lim or hi > lim):
+            raise errors.InvalidArgumentError(
+                f"{mode} paddings {paddings} are too large for the input {x.shape}")
+    return TensorSpec([None if d is None else d + lo + hi for d, (lo, hi) in zip(dims, paddings)],
+                      x.dtype)
+
+
+PadV2.shape_fn(_pad_shape)
+MirrorPad.shape_fn(_pad_shape)
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """Pads `tensor` with `paddings[i] = [before, after]` entries on axis i.
+
+    Args:
+      mode: "CONSTANT" (with `constant_values`), "REFLECT" (mirror without the edge) or
+        "SYMMETRIC" (mirror with the edge), case-insensitive.
+    Raises:
+      InvalidArgumentError: for a bad mode, negative paddings or a mirror pad larger
+        than the axis.
+    """
+    x = convert_to_tensor(tensor)
+    p = tuple(tuple(int(v) for v in row) for row in np.asarray(
+        constant_value(paddings) if hasattr(paddings, "op") else paddings).reshape(-1, 2))
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        cv = constant_values
+        if hasattr(cv, "op"):
+            cv = constant_value(cv)
+        return PadV2(x, paddings=p, constant_values=np.asarray(cv).item(), name=name)
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise errors.InvalidArgumentError(
+            f"pad mode must be CONSTANT, REFLECT or SYMMETRIC. Received: mode={mode!r}")
+    return MirrorPad(x, paddings=p, mode=mode, name=name)
+
+
+BroadcastTo = OpDef("BroadcastTo", kernel=lambda x, *, shape: jnp.broadcast_to(x, shape))
+
+
+@BroadcastTo.shape_fn
+def _broadcast_to_shape(x, *, shape):
+    from mylib.core.tensor_shape import broadcast_shapes
+
+    try:
+        out = broadcast_shapes(x.shape, TensorShape(shape))
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            f"cannot broadcast {x.shape} to {TensorShape(shape)}") from None
+    if out.rank != len(shape):
+        raise errors.InvalidArgumentError(f"cannot broadcast {x.shape} to {TensorShape(shape)}")
+    return TensorSpec(shape, x.dtype)
+
+
+@RegisterGradient("BroadcastTo")
+def _broadcast_to_grad(op, grad):
+    return [grad]  # gradients() sums it back to the input's shape
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    """Broadcasts `input` to the static `shape` (numpy rules)."""
+    return BroadcastTo(convert_to_tensor(input), shape=_int_tuple(shape, "shape"), name=name)
+
+
+# ---------------------------------------------------------------- OneHot, Size, Rank
+def _one_hot_kernel(indices, *, depth, on_value, off_value, axis, dtype):
+    dt = _dtypes.as_dtype(dtype).np
+    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
+    return jnp.where(hot, jnp.asarray(on_value, dt), jnp.asarray(off_value, dt))
+
+
+OneHot = OpDef("OneHot", kernel=_one_hot_kernel)
+NotDifferentiable("OneHot")
+
+
+@OneHot.shape_fn
+def _one_hot_shape(indices, *, depth, on_value, off_value, axis, dtype):
+    if not indices.dtype.is_integer:
+        raise errors.InvalidArgumentError(f"indices must be integers, got {indices.dtype.name}")
+    if indices.shape.rank is None:
+        return TensorSpec(TensorShape(None), dtype)
+    dims = indices.shape.as_list()
+    ax = len(dims) if axis == -1 else axis
+    return TensorSpec(dims[:ax] + [depth] + dims[ax:], dtype)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """One-hot encoding: `on_value` where `indices == j` along a new axis of size `depth`.
+
+    Out-of-range (e.g. negative) indices give an all-`off_value` row, as in TensorFlow.
+
+    Args:
+      indices: int `Tensor` [...].
+      depth: int.
+      axis: where the new axis goes (default -1, last).
+      dtype: output dtype (default float32, or that of `on_value`).
+    Returns:
+      `Tensor` [..., depth] (for axis=-1).
+    """
+    dt = _dtypes.as_dtype(dtype) if dtype is not None else (
+        _python_dtype(on_value) if isinstance(on_value, (int, float)) and
+        not isinstance(on_value, bool) else _dtypes.float32)
+    on = 1 if on_value is None else on_value
+    off = 0 if off_value is None else off_value
+    return OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), depth=_axis_int(depth),
+                  on_value=np.asarray(on).item(), off_value=np.asarray(off).item(),
+                  axis=-1 if axis is None else int(axis), dtype=dt.name, name=name)
+
+
+Size = OpDef("Size", kernel=lambda x, *, out_type: np.asarray(
+    int(np.prod(x.shape)), dtype=_dtypes.as_dtype(out_type).np))
+Rank = OpDef("Rank", kernel=lambda x: np.asarray(x.ndim, dtype=np.int32))
+NotDifferentiable("Size")
+NotDifferentiable("Rank")
+
+
+@Size.shape_fn
+def _size_shape(x, *, out_type):
+    return TensorSpec([], out_type)
+
+
+@Rank.shape_fn
+def _rank_shape(x):
+    return TensorSpec([], _dtypes.int32)
+
+
+def size(input, out_type="int32", name=None):  # noqa: A002
+    """The number of elements of `input`, a scalar (static when compiled)."""
+    return Size(convert_to_tensor(input), out_type=_dtypes.as_dtype(out_type).name, name=name)
+
+
+def rank(input, name=None):  # noqa: A002
+    """The rank of `input`, an int32 scalar."""
+    return Rank(convert_to_tensor(input), name=name)
+
+
+# ---------------------------------------------------------------- SelectV2 (where)
+def _select_kernel(c, x, y):
+    return jnp.where(c, x, y)
+
+
+SelectV2 = OpDef("SelectV2", kernel=_select_kernel)
+
+
+@SelectV2.shape_fn
+def _select_shape(c, x, y):
+    from mylib.core.tensor_shape import broadcast_shapes
+
+    if not c.dtype.is_bool:
+        raise errors.InvalidArgumentError(f"condition must be bool, got {c.dtype.name}")
+    d = _shape_rules.same_dtype(x, y)
+    try:
+        return TensorSpec(broadcast_shapes(broadcast_shapes(c.shape, x.shape), y.shape), d)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            f"incompatible shapes for broadcasting: {c.shape}, {x.shape}, {y.shape}") from None
+
+
+@RegisterGradient("SelectV2")
+def _select_grad(op, grad):
+    c = op.inputs[0]
+    z = zeros_like(grad)
+    return [None, where(c, grad, z), where(c, z, grad)]
+
+
+def where(condition, x=None, y=None, name=None):
+    """Element-wise `x if condition else y`, with broadcasting (TF2's `where`, "SelectV2").
+
+    Args:
+      condition: bool `Tensor`.
+      x, y: `Tensor`s (or Python values) of one dtype.
+    Returns:
+      `Tensor` of the broadcast shape.
+    Raises:
+      InvalidArgumentError: if shapes do not broadcast or dtypes differ.
+      UnimplementedError: if `x` and `y` are None (the coordinates form has a dynamic
+        shape, which XLA cannot compile).
+    """
+    if x is None and y is None:
+        raise errors.UnimplementedError(
+            "where(condition) with no x/y returns a dynamic number of coordinates, which "
+            "XLA cannot compile; use where(condition, x, y) or a mask")
+    c = convert_to_tensor(condition)
+    if hasattr(x, "op") or hasattr(x, "_as_tensor"):
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype_hint=x.dtype)
+    else:
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype_hint=y.dtype)
+    return SelectV2(c, x, y, name=name)
+
+
+where_v2 = where
+select = where
+select_v2 = where

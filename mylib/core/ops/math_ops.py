@@ -7,6 +7,8 @@ input's shape once, for every op.
 
 from __future__ import annotations
 
+import builtins as _b
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -32,12 +34,25 @@ def _pair(x, y):
     return x, y
 
 
-def _binary_op(op_type, kernel, shape_fn=_shape_rules.binary):
-    return OpDef(op_type, kernel=kernel, shape_fn=shape_fn)
+def _static_aware(kernel, np_fn):
+    """Integer arithmetic on concrete numpy values (constants, shapes) stays in numpy, so
+    shape arithmetic (``shape(x)[0] * 2``) is static when the step is compiled."""
+    def k(*xs):
+        if np_fn is not None and all(isinstance(x, (np.ndarray, np.generic)) and
+                                     x.dtype.kind in "iub" for x in xs):
+            return np.asarray(np_fn(*xs))
+        return kernel(*xs)
+
+    k.__name__ = getattr(kernel, "__name__", "kernel")
+    return k
+
+
+def _binary_op(op_type, kernel, shape_fn=_shape_rules.binary, np_fn=None):
+    return OpDef(op_type, kernel=_static_aware(kernel, np_fn), shape_fn=shape_fn)
 
 
 # ---------------------------------------------------------------- arithmetic
-AddV2 = _binary_op("AddV2", jnp.add)
+AddV2 = _binary_op("AddV2", jnp.add, np_fn=np.add)
 
 
 @RegisterGradient("AddV2")
@@ -55,7 +70,7 @@ def add(x, y, name=None):
     return AddV2(x, y, name=name)
 
 
-Sub = _binary_op("Sub", jnp.subtract)
+Sub = _binary_op("Sub", jnp.subtract, np_fn=np.subtract)
 
 
 @RegisterGradient("Sub")
@@ -69,7 +84,7 @@ def subtract(x, y, name=None):
     return Sub(x, y, name=name)
 
 
-Mul = _binary_op("Mul", jnp.multiply)
+Mul = _binary_op("Mul", jnp.multiply, np_fn=np.multiply)
 
 
 @RegisterGradient("Mul")
@@ -190,7 +205,7 @@ def sigmoid(x, name=None):
     return Sigmoid(convert_to_tensor(x), name=name)
 
 
-Maximum = _binary_op("Maximum", jnp.maximum)
+Maximum = _binary_op("Maximum", jnp.maximum, np_fn=np.maximum)
 
 
 @RegisterGradient("Maximum")
@@ -385,7 +400,7 @@ Mean = OpDef("Mean", kernel=_reduce_kernel(jnp.mean), shape_fn=_shape_rules.redu
 def _broadcast_reduced_kernel(g, x, *, axis=None, keepdims=False):
     """Broadcasts the gradient of a reduction of `x` back to `x`'s shape."""
     if not keepdims:
-        axes = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = _b.range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
         axes = sorted(a % x.ndim for a in axes) if x.ndim else []
         for a in axes:
             g = jnp.expand_dims(g, a)
@@ -418,7 +433,7 @@ def _mean_grad(op, grad):
     return [g * cast(_size_ratio(y, x), g.dtype)]
 
 
-_SizeRatio = OpDef("SizeRatio", kernel=lambda y, x: np.float64(y.size / max(x.size, 1)) if x.size
+_SizeRatio = OpDef("SizeRatio", kernel=lambda y, x: np.float64(y.size / _b.max(x.size, 1)) if x.size
                    else np.float64(0.0))
 
 
@@ -475,3 +490,551 @@ Tensor._overload_operator("__lt__", less)
 Tensor._overload_operator("__le__", less_equal)
 Tensor._overload_operator("__gt__", greater)
 Tensor._overload_operator("__ge__", greater_equal)
+
+
+# ---------------------------------------------------------------- AddN
+def _add_n_kernel(*xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+AddN = OpDef("AddN", kernel=_add_n_kernel)
+
+
+@AddN.shape_fn
+def _add_n_shape(*xs):
+    d = _shape_rules.same_dtype(*xs)
+    shape = TensorShape(None)
+    for x in xs:
+        try:
+            shape = shape.merge_with(x.shape)
+        except ValueError:
+            raise errors.InvalidArgumentError(
+                f"all inputs need the same shape: {xs[0].shape} vs {x.shape}") from None
+    return TensorSpec(shape, d)
+
+
+@RegisterGradient("AddN")
+def _add_n_grad(op, grad):
+    return [grad] * len(op.inputs)
+
+
+def add_n(inputs, name=None):
+    """Element-wise sum of a list of tensors of one shape and dtype (no broadcasting).
+
+    Raises:
+      InvalidArgumentError: if shapes or dtypes differ.
+    """
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a non-empty list of tensors")
+    ts = [convert_to_tensor(x) for x in inputs]
+    if len(ts) == 1 and name is None:
+        return ts[0]
+    return AddN(*ts, name=name)
+
+
+# ---------------------------------------------------------------- more binary arithmetic
+Minimum = _binary_op("Minimum", jnp.minimum, np_fn=np.minimum)
+
+
+@RegisterGradient("Minimum")
+def _minimum_grad(op, grad):
+    x, y = op.inputs
+    # Ties send the gradient to x, as TensorFlow does.
+    mask = cast(less_equal(x, y), grad.dtype)
+    return [grad * mask, grad * (1 - mask)]
+
+
+def minimum(x, y, name=None):
+    """Element-wise min with broadcasting."""
+    x, y = _pair(x, y)
+    return Minimum(x, y, name=name)
+
+
+def _pow_kernel(x, y):
+    return jnp.power(x, y)
+
+
+Pow = _binary_op("Pow", _pow_kernel, np_fn=np.power)
+
+
+@RegisterGradient("Pow")
+def _pow_grad(op, grad):
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = grad * y * pow(x, y - 1)
+    if not x.dtype.is_floating and not x.dtype.is_complex:
+        return [None, None]
+    # d/dy x**y = x**y log(x); zero where x == 0 (TensorFlow's convention, no NaN).
+    safe_x = where(greater(x, 0), x, _ones_like(x))
+    gy = grad * z * where(greater(x, 0), log(safe_x), _zeros_like(x))
+    return [gx, gy]
+
+
+def pow(x, y, name=None):  # noqa: A001 - TF's name
+    """Element-wise `x ** y` with broadcasting.
+
+    Raises:
+      InvalidArgumentError: if shapes do not broadcast or dtypes differ.
+    """
+    x, y = _pair(x, y)
+    return Pow(x, y, name=name)
+
+
+def _floordiv_kernel(x, y):
+    return jnp.floor_divide(x, y)
+
+
+FloorDiv = _binary_op("FloorDiv", _floordiv_kernel, np_fn=np.floor_divide)
+NotDifferentiable("FloorDiv")
+
+
+def floordiv(x, y, name=None):
+    """Element-wise `x // y`, rounding toward negative infinity (as Python)."""
+    x, y = _pair(x, y)
+    return FloorDiv(x, y, name=name)
+
+
+floor_div = floordiv
+
+FloorMod = _binary_op("FloorMod", jnp.mod, np_fn=np.mod)
+
+
+@RegisterGradient("FloorMod")
+def _floor_mod_grad(op, grad):
+    x, y = op.inputs
+    return [grad, negative(grad) * floor(x / y)]
+
+
+def floormod(x, y, name=None):
+    """Element-wise remainder with the sign of `y` (Python's `%`)."""
+    x, y = _pair(x, y)
+    return FloorMod(x, y, name=name)
+
+
+mod = floormod
+
+SquaredDifference = _binary_op("SquaredDifference", lambda x, y: jnp.square(x - y))
+
+
+@RegisterGradient("SquaredDifference")
+def _squared_difference_grad(op, grad):
+    x, y = op.inputs
+    d = grad * 2 * (x - y)
+    return [d, negative(d)]
+
+
+def squared_difference(x, y, name=None):
+    """Element-wise `(x - y) ** 2`."""
+    x, y = _pair(x, y)
+    return SquaredDifference(x, y, name=name)
+
+
+# ---------------------------------------------------------------- unary math
+def _unary(op_type, fn):
+    return OpDef(op_type, kernel=fn, shape_fn=_shape_rules.unary)
+
+
+Sqrt = _unary("Sqrt", jnp.sqrt)
+Rsqrt = _unary("Rsqrt", jax.lax.rsqrt)
+Log1p = _unary("Log1p", jnp.log1p)
+Expm1 = _unary("Expm1", jnp.expm1)
+Abs = _unary("Abs", jnp.abs)
+Sign = _unary("Sign", jnp.sign)
+Reciprocal = _unary("Reciprocal", jnp.reciprocal)
+Floor = _unary("Floor", jnp.floor)
+Ceil = _unary("Ceil", jnp.ceil)
+Round = _unary("Round", jnp.round)  # half to even, as TensorFlow
+Sin = _unary("Sin", jnp.sin)
+Cos = _unary("Cos", jnp.cos)
+Erf = _unary("Erf", jax.scipy.special.erf)
+for _t in ("Sign", "Floor", "Ceil", "Round"):
+    NotDifferentiable(_t)
+
+
+@RegisterGradient("Sqrt")
+def _sqrt_grad(op, grad):
+    return [grad * 0.5 / op.outputs[0]]
+
+
+@RegisterGradient("Rsqrt")
+def _rsqrt_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * -0.5 * y * y * y]
+
+
+@RegisterGradient("Log1p")
+def _log1p_grad(op, grad):
+    return [grad / (1 + op.inputs[0])]
+
+
+@RegisterGradient("Expm1")
+def _expm1_grad(op, grad):
+    return [grad * exp(op.inputs[0])]
+
+
+@RegisterGradient("Abs")
+def _abs_grad(op, grad):
+    return [grad * sign(op.inputs[0])]
+
+
+@RegisterGradient("Reciprocal")
+def _reciprocal_grad(op, grad):
+    y = op.outputs[0]
+    return [negative(grad) * y * y]
+
+
+@RegisterGradient("Sin")
+def _sin_grad(op, grad):
+    return [grad * cos(op.inputs[0])]
+
+
+@RegisterGradient("Cos")
+def _cos_grad(op, grad):
+    return [negative(grad) * sin(op.inputs[0])]
+
+
+@RegisterGradient("Erf")
+def _erf_grad(op, grad):
+    x = op.inputs[0]
+    return [grad * float(2 / np.sqrt(np.pi)) * exp(negative(square(x)))]
+
+
+def sqrt(x, name=None):
+    """Element-wise square root (NaN for negative inputs)."""
+    return Sqrt(convert_to_tensor(x), name=name)
+
+
+def rsqrt(x, name=None):
+    """Element-wise `1 / sqrt(x)`."""
+    return Rsqrt(convert_to_tensor(x), name=name)
+
+
+def log1p(x, name=None):
+    """Element-wise `log(1 + x)`, accurate for small `x`."""
+    return Log1p(convert_to_tensor(x), name=name)
+
+
+def expm1(x, name=None):
+    """Element-wise `exp(x) - 1`, accurate for small `x`."""
+    return Expm1(convert_to_tensor(x), name=name)
+
+
+def abs(x, name=None):  # noqa: A001 - TF's name
+    """Element-wise absolute value (gradient `sign(x)`, 0 at 0)."""
+    return Abs(convert_to_tensor(x), name=name)
+
+
+def sign(x, name=None):
+    """Element-wise -1, 0 or 1."""
+    return Sign(convert_to_tensor(x), name=name)
+
+
+def reciprocal(x, name=None):
+    """Element-wise `1 / x`."""
+    return Reciprocal(convert_to_tensor(x), name=name)
+
+
+def floor(x, name=None):
+    """Element-wise floor."""
+    return Floor(convert_to_tensor(x), name=name)
+
+
+def ceil(x, name=None):
+    """Element-wise ceiling."""
+    return Ceil(convert_to_tensor(x), name=name)
+
+
+def round(x, name=None):  # noqa: A001 - TF's name
+    """Element-wise rounding, halves to even (banker's rounding, as TensorFlow)."""
+    return Round(convert_to_tensor(x), name=name)
+
+
+def sin(x, name=None):
+    """Element-wise sine."""
+    return Sin(convert_to_tensor(x), name=name)
+
+
+def cos(x, name=None):
+    """Element-wise cosine."""
+    return Cos(convert_to_tensor(x), name=name)
+
+
+def erf(x, name=None):
+    """Element-wise Gauss error function."""
+    return Erf(convert_to_tensor(x), name=name)
+
+
+def where(condition, x=None, y=None, name=None):
+    """See `array_ops.where`."""
+    return array_ops.where(condition, x, y, name=name)
+
+
+def _ones_like(x):
+    return array_ops.ones_like(x)
+
+
+def _zeros_like(x):
+    return array_ops.zeros_like(x)
+
+
+# ---------------------------------------------------------------- logical
+def _logical(op_type, fn, npfn):
+    od = OpDef(op_type, kernel=_static_aware(fn, npfn), shape_fn=_logical_shape)
+    NotDifferentiable(op_type)
+    return od
+
+
+def _logical_shape(*xs):
+    for x in xs:
+        if not x.dtype.is_bool:
+            raise errors.InvalidArgumentError(f"logical ops need bool inputs, got {x.dtype.name}")
+    return _shape_rules.binary(*xs) if len(xs) == 2 else _shape_rules.unary(*xs)
+
+
+LogicalAnd = _logical("LogicalAnd", jnp.logical_and, np.logical_and)
+LogicalOr = _logical("LogicalOr", jnp.logical_or, np.logical_or)
+LogicalNot = _logical("LogicalNot", jnp.logical_not, np.logical_not)
+
+
+def logical_and(x, y, name=None):
+    """Element-wise `x AND y` of bool tensors, with broadcasting."""
+    x, y = _pair(x, y)
+    return LogicalAnd(x, y, name=name)
+
+
+def logical_or(x, y, name=None):
+    """Element-wise `x OR y` of bool tensors, with broadcasting."""
+    x, y = _pair(x, y)
+    return LogicalOr(x, y, name=name)
+
+
+def logical_not(x, name=None):
+    """Element-wise NOT of a bool tensor."""
+    return LogicalNot(convert_to_tensor(x), name=name)
+
+
+def logical_xor(x, y, name=None):
+    """Element-wise `x XOR y` of bool tensors."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
+# ---------------------------------------------------------------- more reductions
+Max = OpDef("Max", kernel=_reduce_kernel(jnp.max), shape_fn=_shape_rules.reduction)
+Min = OpDef("Min", kernel=_reduce_kernel(jnp.min), shape_fn=_shape_rules.reduction)
+Prod = OpDef("Prod", kernel=_reduce_kernel(jnp.prod), shape_fn=_shape_rules.reduction)
+# Prod: no registered gradient; the generic VJP (jax.vjp of jnp.prod) handles zeros.
+All = OpDef("All", kernel=_reduce_kernel(jnp.all), shape_fn=_shape_rules.reduction)
+Any = OpDef("Any", kernel=_reduce_kernel(jnp.any), shape_fn=_shape_rules.reduction)
+NotDifferentiable("All")
+NotDifferentiable("Any")
+
+
+def _min_or_max_grad(op, grad):
+    # As TensorFlow's _MinOrMaxGrad: the gradient is split equally between ties.
+    x, y = op.inputs[0], op.outputs[0]
+    y_b = BroadcastReduced(y, x, **op.attrs)
+    g_b = BroadcastReduced(grad, x, **op.attrs)
+    ind = cast(equal(y_b, x), grad.dtype)
+    num = reduce_sum(ind, op.attrs.get("axis"), keepdims=True)
+    return [ind / num * g_b]
+
+
+RegisterGradient("Max")(_min_or_max_grad)
+RegisterGradient("Min")(_min_or_max_grad)
+
+
+def _reduce(opdef, x, axis, keepdims, name):
+    x = convert_to_tensor(x)
+    return opdef(x, name=name, axis=_axis_attr(axis), keepdims=bool(keepdims))
+
+
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """Maximum over `axis` (int, list, or None for all). Ties share the gradient."""
+    return _reduce(Max, input_tensor, axis, keepdims, name)
+
+
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """Minimum over `axis` (int, list, or None for all). Ties share the gradient."""
+    return _reduce(Min, input_tensor, axis, keepdims, name)
+
+
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Product over `axis` (int, list, or None for all)."""
+    return _reduce(Prod, input_tensor, axis, keepdims, name)
+
+
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical AND over `axis` of a bool tensor."""
+    return _reduce(All, input_tensor, axis, keepdims, name)
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical OR over `axis` of a bool tensor."""
+    return _reduce(Any, input_tensor, axis, keepdims, name)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """`log(sum(exp(x)))` over `axis`, stable for large values (max subtracted first)."""
+    x = convert_to_tensor(input_tensor)
+    m = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
+    m = where(is_finite(m), m, _zeros_like(m))
+    out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
+    if not keepdims:
+        out = reduce_sum(out, axis, keepdims=False, name=name)  # drops the size-1 axes
+    return out
+
+
+IsFinite = OpDef("IsFinite", kernel=jnp.isfinite)
+NotDifferentiable("IsFinite")
+
+
+@IsFinite.shape_fn
+def _is_finite_shape(x):
+    return TensorSpec(x.shape, _dtypes.bool_)
+
+
+def is_finite(x, name=None):
+    """Element-wise: True where `x` is neither inf nor NaN."""
+    return IsFinite(convert_to_tensor(x), name=name)
+
+
+def _arg_kernel(fn):
+    def kernel(x, *, axis, output_type):
+        return fn(x, axis=axis).astype(_dtypes.as_dtype(output_type).np)
+
+    return kernel
+
+
+ArgMax = OpDef("ArgMax", kernel=_arg_kernel(jnp.argmax))
+ArgMin = OpDef("ArgMin", kernel=_arg_kernel(jnp.argmin))
+NotDifferentiable("ArgMax")
+NotDifferentiable("ArgMin")
+
+
+def _arg_shape(x, *, axis, output_type):
+    return TensorSpec(_shape_rules.reduced_shape(x.shape, axis, False), output_type)
+
+
+ArgMax.shape_fn(_arg_shape)
+ArgMin.shape_fn(_arg_shape)
+
+
+def argmax(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    """Index of the largest value along `axis` (default 0); the first one on ties.
+
+    Returns:
+      `Tensor` of `output_type` (int64 default, as TF) with `axis` removed.
+    """
+    x = convert_to_tensor(input)
+    return ArgMax(x, axis=0 if axis is None else int(_axis_attr(axis)),
+                  output_type=_dtypes.as_dtype(output_type).name, name=name)
+
+
+def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    """Index of the smallest value along `axis` (default 0); the first one on ties."""
+    x = convert_to_tensor(input)
+    return ArgMin(x, axis=0 if axis is None else int(_axis_attr(axis)),
+                  output_type=_dtypes.as_dtype(output_type).name, name=name)
+
+
+# ---------------------------------------------------------------- range, cumsum
+def _range_kernel(*, start, limit, delta, dtype):
+    return np.arange(start, limit, delta, dtype=_dtypes.as_dtype(dtype).np)
+
+
+Range = OpDef("Range", kernel=_range_kernel)
+NotDifferentiable("Range")
+
+
+@Range.shape_fn
+def _range_shape(*, start, limit, delta, dtype):
+    if delta == 0:
+        raise errors.InvalidArgumentError("delta must not be zero")
+    return TensorSpec([len(np.arange(start, limit, delta))], dtype)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF's name
+    """`[start, start + delta, ...]` up to (not including) `limit`, like Python's range.
+
+    Arguments must be known when the graph is built (XLA needs the length static).
+    `dtype` defaults to int32 for integer arguments, float32 otherwise.
+    """
+    vals = []
+    for v in (start, limit, delta):
+        if hasattr(v, "op"):
+            cv = array_ops.constant_value(v)
+            if cv is None:
+                raise errors.InvalidArgumentError("range arguments must be known when the "
+                                                  "graph is built")
+            v = cv.item()
+        vals.append(v)
+    start, limit, delta = vals
+    if limit is None:
+        start, limit = 0, start
+    if dtype is None:
+        dtype = (_dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in vals if
+                                      v is not None) else _dtypes.float32)
+    return Range(start=start, limit=limit, delta=delta, dtype=_dtypes.as_dtype(dtype).name,
+                 name=name)
+
+
+Cumsum = OpDef("Cumsum", kernel=lambda x, *, axis=0, exclusive=False, reverse=False:
+               _cumsum(x, axis, exclusive, reverse), shape_fn=_shape_rules.unary)
+
+
+def _cumsum(x, axis, exclusive, reverse):
+    if reverse:
+        x = jnp.flip(x, axis)
+    out = jnp.cumsum(x, axis=axis)
+    if exclusive:
+        out = out - x
+    return jnp.flip(out, axis) if reverse else out
+
+
+@RegisterGradient("Cumsum")
+def _cumsum_grad(op, grad):
+    return [cumsum(grad, op.attrs["axis"], exclusive=op.attrs["exclusive"],
+                   reverse=not op.attrs["reverse"])]
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along `axis`."""
+    return Cumsum(convert_to_tensor(x), axis=int(axis), exclusive=bool(exclusive),
+                  reverse=bool(reverse), name=name)
+
+
+# ---------------------------------------------------------------- more operators
+def _bitwise_or_logical(logical, op_name):
+    def fn(x, y):
+        x, y = _pair(x, y)
+        if x.dtype.is_bool:
+            return logical(x, y)
+        raise TypeError(f"operator {op_name} is defined for bool tensors only, got "
+                        f"{x.dtype.name}")
+
+    return fn
+
+
+def _invert(x):
+    if x.dtype.is_bool:
+        return logical_not(x)
+    raise TypeError(f"operator ~ is defined for bool tensors only, got {x.dtype.name}")
+
+
+Tensor._overload_operator("__floordiv__", floordiv)
+Tensor._overload_operator("__rfloordiv__", _r(floordiv))
+Tensor._overload_operator("__mod__", floormod)
+Tensor._overload_operator("__rmod__", _r(floormod))
+Tensor._overload_operator("__pow__", pow)
+Tensor._overload_operator("__rpow__", _r(pow))
+Tensor._overload_operator("__and__", _bitwise_or_logical(logical_and, "&"))
+Tensor._overload_operator("__rand__", _r(_bitwise_or_logical(logical_and, "&")))
+Tensor._overload_operator("__or__", _bitwise_or_logical(logical_or, "|"))
+Tensor._overload_operator("__ror__", _r(_bitwise_or_logical(logical_or, "|")))
+Tensor._overload_operator("__xor__", _bitwise_or_logical(logical_xor, "^"))
+Tensor._overload_operator("__rxor__", _r(_bitwise_or_logical(logical_xor, "^")))
+Tensor._overload_operator("__invert__", _invert)
+Tensor._overload_operator("__abs__", abs)

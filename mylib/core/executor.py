@@ -1,0 +1,335 @@
+"""The general executor: a step split into XLA clusters and host ops.
+
+A step whose ops all compile for one device runs as one `jax.jit` call (the Session's
+fast path). Otherwise the pruned graph is cut into *segments*: each op gets a phase
+number such that an XLA op that consumes a host op's output (or a value from another
+device) lands in a later phase. A phase runs its XLA clusters (one per device, each
+compiled once with `jax.jit`, independent ones overlapping through JAX's asynchronous
+dispatch), then its host ops in order, in Python, outside XLA (queues, `py_func`,
+printing, summaries). Values crossing devices move with one `jax.device_put` per tensor
+and destination: the explicit `_Send`/`_Recv` pairs of the partitioned graph.
+
+Variables are read and written per cluster under the session lock, so concurrent
+steps never lose an update; if a later segment of the step fails, the variables this
+step wrote are put back (unless another step has written them since).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import jax
+import numpy as np
+
+from mylib.core import errors
+from mylib.core.lowering import build_step
+
+HOST = "host"
+
+# Ops whose value is cheap and position-free: copied into every cluster that uses them
+# instead of being passed between clusters (a variable handle cannot leave XLA).
+_FREE_OPS = frozenset({"VarHandleOp", "Const"})
+
+
+def is_host_op(op):
+    return op.op_def.host
+
+
+class HostContext:
+    """What host ops see: the session's resources (queues, writers), the step's
+    deadline and the session's cancellation.
+
+    Attributes:
+      session: the running `Session`.
+      deadline: `time.monotonic()` value after which blocking raises
+        `DeadlineExceededError`, or None.
+    """
+
+    def __init__(self, session, deadline):
+        self.session = session
+        self.deadline = deadline
+
+    def resource(self, key, factory):
+        """The session's resource `key`, created by `factory()` on first use."""
+        return self.session._get_resource(key, factory)
+
+    def wait(self, cond, predicate, what):
+        """Waits on the `threading.Condition` `cond` (held by the caller) until
+        `predicate()` holds. Raises CancelledError when the session closes and
+        DeadlineExceededError past the step's deadline."""
+        while not predicate():
+            if self.session._cancelled.is_set():
+                raise errors.CancelledError(f"{what}: the session was closed")
+            timeout = 0.1
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise errors.DeadlineExceededError(f"{what}: timed out")
+                timeout = min(timeout, left)
+            cond.wait(timeout)
+
+
+class _Cluster:
+    __slots__ = ("ops", "device", "inputs", "outputs", "fn", "rw_keys", "ro_keys",
+                 "written_keys", "uses_rng", "touched", "phase", "name", "static")
+
+    def __init__(self, ops, device, inputs, outputs, phase, name):
+        self.ops = ops
+        self.device = device
+        self.inputs = inputs
+        self.outputs = outputs
+        self.phase = phase
+        self.name = name
+        self.fn = None
+        self.touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
+        self.static = {}
+
+
+class SegmentedPlan:
+    """A step as an ordered list of segments (XLA clusters and host ops)."""
+
+    def __init__(self, ops, feeds, fetch_tensors, device_of, default_device):
+        self.feeds = tuple(feeds)
+        self.fetch_tensors = list(fetch_tensors)
+        self.segments = []
+        self.transfers = []  # (tensor, from_device, to_device): the _Send/_Recv pairs
+        fed = set(feeds)
+        in_set = set(ops)
+        dev = {}
+        phase = {}
+        for op in ops:
+            d = HOST if is_host_op(op) else device_of(op)
+            dev[op] = d
+            p = 0
+            deps = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
+            for src in deps:
+                if src not in in_set or src.type in _FREE_OPS:
+                    continue
+                ps, ds = phase[src], dev[src]
+                if d == HOST or ds == d:
+                    p = max(p, ps)
+                else:
+                    p = max(p, ps + 1)
+            phase[op] = p
+        consumers = {}
+        for op in ops:
+            for t in op.inputs:
+                consumers.setdefault(t, []).append(op)
+        fetch_set = set(fetch_tensors)
+        n_phases = 1 + max(phase.values(), default=0)
+        for p in range(n_phases):
+            by_dev = {}
+            hosts = []
+            for op in ops:
+                if op.type in _FREE_OPS or phase[op] != p:
+                    continue
+                if dev[op] == HOST:
+                    hosts.append(op)
+                else:
+                    by_dev.setdefault(dev[op], []).append(op)
+            for d, cops in by_dev.items():
+                self.segments.append(self._make_cluster(cops, d, p, fed, consumers,
+                                                        fetch_set, dev))
+            for op in hosts:
+                self.segments.append(op)
+        # Free ops that something fetches directly (e.g. a constant) or host ops use.
+        self._free_values = [op for op in ops if op.type in _FREE_OPS]
+        self.has_host = any(not isinstance(s, _Cluster) for s in self.segments)
+        self.n_clusters = sum(1 for s in self.segments if isinstance(s, _Cluster))
+
+    def _make_cluster(self, cops, device, phase, fed, consumers, fetch_set, dev):
+        members = set(cops)
+        # Pull in the free ops (handles, constants) the cluster reads.
+        extra = []
+        for op in cops:
+            for t in op.inputs:
+                if t not in fed and t.op.type in _FREE_OPS and t.op not in members:
+                    members.add(t.op)
+                    extra.append(t.op)
+        all_ops = sorted(members, key=lambda o: o._id)
+        inputs, seen = [], set()
+        for op in all_ops:
+            for t in op.inputs:
+                if (t in fed or t.op not in members) and t not in seen:
+                    seen.add(t)
+                    inputs.append(t)
+        outputs = []
+        for op in cops:
+            for o in op.outputs:
+                ext = [c for c in consumers.get(o, ()) if c not in members]
+                if o in fetch_set or ext:
+                    outputs.append(o)
+        for t in inputs:
+            src = t.op
+            if t not in fed and src in dev and dev[src] not in (HOST, device):
+                self.transfers.append((t, dev[src], device))
+        from mylib.core.lowering import topo_order
+
+        ordered = topo_order(set(all_ops), set(inputs))
+        return _Cluster(ordered, device, inputs, outputs, phase,
+                        f"cluster_{phase}_{getattr(device, 'id', device)}")
+
+    # --- execution ---
+    def run(self, session, feed_vals, deadline=None, trace=None):
+        env = dict(zip(self.feeds, feed_vals))
+        store = session._store
+        undo = {}
+        mine = {}
+        counter = None
+        hctx = HostContext(session, deadline)
+        try:
+            for seg in self.segments:
+                t0 = time.perf_counter() if trace is not None else 0.0
+                if isinstance(seg, _Cluster):
+                    if counter is None:
+                        counter = session._next_counter()
+                    self._run_cluster(session, seg, env, store, undo, mine, counter)
+                    if trace is not None:
+                        jax.block_until_ready([env[o] for o in seg.outputs])
+                        trace.append({"name": seg.name, "device": str(seg.device),
+                                      "kind": "xla", "start": t0, "end": time.perf_counter(),
+                                      "ops": [o.name for o in seg.ops]})
+                else:
+                    self._run_host(hctx, seg, env)
+                    if trace is not None:
+                        trace.append({"name": seg.name, "device": "/host:CPU", "kind": "host",
+                                      "start": t0, "end": time.perf_counter(),
+                                      "ops": [seg.name], "type": seg.type})
+        except BaseException:
+            with session._lock:
+                for k, old in undo.items():
+                    if store.get(k) is mine.get(k):
+                        if old is None:
+                            store.pop(k, None)
+                        else:
+                            store[k] = old
+            raise
+        return [env[t] if t in env else self._free_value(t) for t in self.fetch_tensors]
+
+    def _free_value(self, t):
+        op = t.op
+        if op.type == "Const":
+            return op.attrs["value"]
+        raise errors.InvalidArgumentError(f"cannot fetch '{t.name}' directly", op=op)
+
+    def _run_cluster(self, session, seg, env, store, undo, mine, counter):
+        args = []
+        for t in seg.inputs:
+            v = env[t]
+            if seg.device is not None and isinstance(v, jax.Array) and \
+                    seg.device not in v.devices():
+                v = jax.device_put(v, seg.device)  # the _Recv of a cut edge
+            args.append(v)
+        with session._lock:
+            if seg.fn is None:
+                self._build_cluster(session, seg, args)
+            try:
+                var_vals = [store[k] for k in seg.rw_keys] + [store[k] for k in seg.ro_keys]
+            except KeyError as e:
+                raise errors.FailedPreconditionError(
+                    f"Attempting to use uninitialized value {e.args[0]}") from None
+            outs = seg.fn(*var_vals, *args, counter)
+            n = len(seg.outputs)
+            for k, v in zip(seg.written_keys, outs[n:]):
+                if k not in undo:
+                    undo[k] = store.get(k)
+                store[k] = v
+                mine[k] = v
+        for o, v in zip(seg.outputs, outs[:n]):
+            env[o] = seg.static.get(o, v)
+
+    def _build_cluster(self, session, seg, args):
+        store = session._store
+        in_keys = [k for k in seg.touched if k in store]
+        info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
+        probe = build_step(seg.ops, list(seg.inputs), seg.outputs, in_keys, [],
+                           session._seed_base, info)
+        specs = [jax.ShapeDtypeStruct(np.shape(a), _dtype_of(a)) for a in args]
+        vspecs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
+        jax.eval_shape(probe, [], vspecs, specs, np.uint32(0))
+        written = list(info["written"])
+        ws = set(written)
+        seg.rw_keys = [k for k in in_keys if k in ws]
+        seg.ro_keys = [k for k in in_keys if k not in ws]
+        seg.written_keys = tuple(written)
+        seg.static = {seg.outputs[i]: v for i, v in info["static"].items()}
+        step = build_step(seg.ops, list(seg.inputs), seg.outputs, seg.ro_keys, seg.rw_keys,
+                          session._seed_base, {"static": {}, "written": [],
+                                               "status_keys": [], "uses_rng": False})
+        n_rw, n_ro, n_in = len(seg.rw_keys), len(seg.ro_keys), len(seg.inputs)
+        wk = seg.written_keys
+
+        def flat(*a):
+            fetches, w = step(list(a[:n_rw]), list(a[n_rw:n_rw + n_ro]),
+                              list(a[n_rw + n_ro:n_rw + n_ro + n_in]), a[-1])
+            return (*fetches, *[w[k] for k in wk])
+
+        # Multi-segment steps do not donate: a later failure must be able to put the
+        # old values back.
+        jitted = jax.jit(flat)
+        if seg.device is not None:
+            dev = seg.device
+
+            def on_device(*a):
+                with jax.default_device(dev):
+                    return jitted(*a)
+
+            seg.fn = on_device
+        else:
+            seg.fn = jitted
+
+    def _run_host(self, hctx, op, env):
+        vals = []
+        for t in op.inputs:
+            v = env.get(t)
+            if v is None and t not in env:
+                src = t.op
+                v = src.op_def.lower(hctx, src) if src.op_def.lower is not None else \
+                    self._free_value(t)
+                env[t] = v
+            vals.append(v)
+        od = op.op_def
+        try:
+            if od.lower is not None:
+                out = od.lower(hctx, op, *vals)
+            else:
+                out = od.kernel(*[np.asarray(v) for v in vals],
+                                **{k: a for k, a in op.attrs.items() if not k.startswith("_")})
+        except errors.OpError as e:
+            if e.op is None:
+                raise type(e)(e.message, op=op) from None
+            raise
+        except (TypeError, ValueError, IndexError, ZeroDivisionError, KeyError) as e:
+            raise errors.InvalidArgumentError(f"{type(e).__name__}: {e}", op=op) from None
+        n = len(op.outputs)
+        if n == 1:
+            if isinstance(out, (tuple, list)) and len(out) == 1:
+                out = out[0]
+            env[op.outputs[0]] = out
+        elif n:
+            for o, v in zip(op.outputs, out):
+                env[o] = v
+
+    def describe(self):
+        """The partitioned step: segments in order, with the cut edges' `_Send`/`_Recv`
+        pairs, as plain data (for inspection and tests)."""
+        out = []
+        for s in self.segments:
+            if isinstance(s, _Cluster):
+                out.append({"kind": "xla", "name": s.name, "device": str(s.device),
+                            "phase": s.phase, "ops": [o.name for o in s.ops],
+                            "inputs": [t.name for t in s.inputs],
+                            "outputs": [t.name for t in s.outputs]})
+            else:
+                out.append({"kind": "host", "name": s.name, "type": s.type})
+        sends = [{"tensor": t.name, "send_device": str(a), "recv_device": str(b)}
+                 for t, a, b in self.transfers]
+        return {"segments": out, "transfers": sends}
+
+
+def _dtype_of(v):
+    return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+
+
+_lock = threading.Lock()

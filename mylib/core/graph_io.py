@@ -1,0 +1,1095 @@
+"""Graph files: `GraphDef` as plain data, `import_graph_def`, meta graphs, TensorBoard.
+
+A `GraphDef` lists nodes (`NodeDef`: ``name``, ``op``, ``input``, ``device``, ``attr``)
+as TensorFlow's does: an input is ``"name:idx"`` (``"name"`` for output 0) and a
+control input is ``"^name"``. Attr values are plain data only: None, bools, ints,
+floats (inf and nan included), complex numbers, strings, bytes, lists, tuples, dicts
+with string keys, numpy arrays and scalars, `DType`s and `TensorShape`s. Exporting an
+op whose attr holds anything else (a Python function, a sub-graph object) raises
+`InvalidArgumentError` naming the op and the attr.
+
+File format (version 1), one tree in two encodings, told apart by their first bytes:
+
+- text: UTF-8 JSON, ``{"format": "mylib.GraphDef", "version": 1, "node": [...],
+  "versions": {...}, "library": {}}``. Values JSON cannot hold exactly are tagged
+  one-key objects: ``{"tuple": [...]}``, ``{"float": "nan"}``, ``{"int": "123..."}``,
+  ``{"bytes": b64}``, ``{"complex": [re, im]}``, ``{"dict": {...}}``,
+  ``{"dtype": "float32"}``, ``{"shape": [2, null]}``, ``{"ndarray": {"dtype":
+  "float32", "shape": [2, 3], "b64": "..."}}`` (little-endian bytes; string arrays as
+  ``"items"``), ``{"npscalar": {...same...}}``.
+- binary: the 8 bytes ``b"MLGRAPH\\x01"`` followed by the same tree in msgpack, with
+  array bytes stored raw (``"raw"`` instead of ``"b64"``).
+
+Meta graphs (``"format": "mylib.MetaGraphDef"``) add ``meta_info_def``,
+``collection_def`` (per collection, entries naming tensors, ops or variables, or plain
+values) and ``saver_def``. Loading never runs code (no pickle, no eval): a file that is
+not one of these raises `DataLossError` naming the path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.graph import Graph, Operation, Tensor, get_default_graph
+from mylib.core.tensor_shape import TensorShape
+
+__all__ = ["NodeDef", "GraphDef", "MetaGraphDef", "import_graph_def", "load_graph_def",
+           "write_graph", "export_meta_graph", "import_meta_graph",
+           "to_tensorboard_graph_def"]
+
+FORMAT_VERSION = 1
+_BINARY_MAGIC = b"MLGRAPH\x01"
+_GRAPH_FORMAT = "mylib.GraphDef"
+_META_FORMAT = "mylib.MetaGraphDef"
+
+
+# ---------------------------------------------------------------- plain-data classes
+class NodeDef:
+    """One node of a `GraphDef`.
+
+    Attributes:
+      name: the op's unique name.
+      op: the registered op type (``"MatMul"``).
+      input: list of ``"name:idx"`` / ``"name"`` data inputs, then ``"^name"`` control
+        inputs.
+      device: requested device string ('' if none).
+      attr: dict of attribute values (plain data, see the module docstring).
+      debug_info: ``(file, line, function)`` of the line that created the op, or None.
+    """
+
+    __slots__ = ("name", "op", "input", "device", "attr", "debug_info")
+
+    def __init__(self, name, op, input=None, device="", attr=None,  # noqa: A002 - TF's name
+                 debug_info=None):
+        self.name = name
+        self.op = op
+        self.input = list(input or [])
+        self.device = device or ""
+        self.attr = dict(attr or {})
+        self.debug_info = debug_info
+
+    def __repr__(self):
+        return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input!r})"
+
+
+class GraphDef:
+    """A graph as plain data: `node` (list of `NodeDef`), `versions`, `library`.
+
+    `SerializeToString()` / `GraphDef.FromString(data)` give the binary form;
+    `to_json()` / `GraphDef.from_json(text)` the text form; `load_graph_def(path)` reads
+    either from a file.
+    """
+
+    def __init__(self, node=None, versions=None, library=None):
+        self.node = list(node or [])
+        self.versions = dict(versions or {"producer": FORMAT_VERSION, "min_consumer": 1})
+        self.library = dict(library or {})
+
+    def __repr__(self):
+        return f"<GraphDef with {len(self.node)} nodes>"
+
+    # --- (de)serialization ---
+    def _to_tree(self, binary):
+        return {"node": [_node_to_tree(n, binary) for n in self.node],
+                "versions": dict(self.versions), "library": dict(self.library)}
+
+    @classmethod
+    def _from_tree(cls, tree):
+        _expect(isinstance(tree, dict), "a GraphDef must be a map")
+        nodes = tree.get("node", [])
+        _expect(isinstance(nodes, list), "'node' must be a list")
+        versions = tree.get("versions") or {}
+        _expect(isinstance(versions, dict), "'versions' must be a map")
+        _check_version(versions.get("min_consumer", 1))
+        return cls([_node_from_tree(n) for n in nodes], versions, tree.get("library") or {})
+
+    def SerializeToString(self):  # noqa: N802 - protobuf's name
+        """The compact binary form (magic + msgpack)."""
+        return _dump(_GRAPH_FORMAT, self._to_tree(True), as_text=False)
+
+    def to_json(self, indent=1):
+        """The human-readable text form (JSON)."""
+        return _dump(_GRAPH_FORMAT, self._to_tree(False), as_text=True, indent=indent)
+
+    @classmethod
+    def FromString(cls, data):  # noqa: N802 - protobuf's name
+        """Parses either form (bytes or str); raises `DataLossError` if malformed."""
+        return _graph_def_from_file_tree(_parse(data, "<bytes>"), "<bytes>")
+
+    from_json = FromString
+
+
+class MetaGraphDef:
+    """A graph plus what is needed to use it again: collections and saver settings.
+
+    Attributes:
+      meta_info_def: dict (``mylib_version``, ``stripped_op_list``, ``tags``).
+      graph_def: `GraphDef`.
+      collection_def: dict collection key -> list of entries; an entry is
+        ``{"kind": "tensor" | "op", "name": ...}``, ``{"kind": "variable", "handle": op
+        name, "initializer": op name, "snapshot": tensor name, "initial_value": tensor
+        name, "trainable": bool}`` or ``{"kind": "value", "value": plain data}``.
+      saver_def: dict or None.
+    """
+
+    def __init__(self, meta_info_def=None, graph_def=None, collection_def=None,
+                 saver_def=None):
+        self.meta_info_def = dict(meta_info_def or {})
+        self.graph_def = graph_def if graph_def is not None else GraphDef()
+        self.collection_def = dict(collection_def or {})
+        self.saver_def = saver_def
+
+    def __repr__(self):
+        return (f"<MetaGraphDef with {len(self.graph_def.node)} nodes, collections "
+                f"{sorted(self.collection_def)}>")
+
+    def _to_tree(self, binary):
+        return {"meta_info_def": _encode(self.meta_info_def, binary, None),
+                "graph_def": self.graph_def._to_tree(binary),
+                "collection_def": {k: [_encode(e, binary, None) for e in v]
+                                   for k, v in self.collection_def.items()},
+                "saver_def": _encode(self.saver_def, binary, None)}
+
+    @classmethod
+    def _from_tree(cls, tree):
+        _expect(isinstance(tree, dict), "a MetaGraphDef must be a map")
+        cols = tree.get("collection_def") or {}
+        _expect(isinstance(cols, dict), "'collection_def' must be a map")
+        collection_def = {}
+        for k, v in cols.items():
+            _expect(isinstance(v, list), f"collection '{k}' must be a list")
+            collection_def[k] = [_decode(e) for e in v]
+        return cls(_decode(tree.get("meta_info_def") or {}),
+                   GraphDef._from_tree(tree.get("graph_def") or {}),
+                   collection_def, _decode(tree.get("saver_def")))
+
+    def SerializeToString(self):  # noqa: N802
+        return _dump(_META_FORMAT, self._to_tree(True), as_text=False)
+
+    def to_json(self, indent=1):
+        return _dump(_META_FORMAT, self._to_tree(False), as_text=True, indent=indent)
+
+    @classmethod
+    def FromString(cls, data):  # noqa: N802
+        return _meta_from_file_tree(_parse(data, "<bytes>"), "<bytes>")
+
+
+# ---------------------------------------------------------------- attr encoding
+class _Malformed(ValueError):
+    """Raised inside decoding; turned into DataLossError with the path by the caller."""
+
+
+def _expect(cond, what):
+    if not cond:
+        raise _Malformed(what)
+
+
+def _check_version(min_consumer):
+    if not isinstance(min_consumer, int) or min_consumer > FORMAT_VERSION:
+        raise _Malformed(f"the file needs a reader of format version {min_consumer!r}; "
+                         f"this mylib reads version {FORMAT_VERSION}")
+
+
+class _Unencodable(TypeError):
+    pass
+
+
+def _encode(v, binary, where):
+    """Encodes an attr value as a JSON/msgpack-safe tree (tagged one-key maps)."""
+    if isinstance(v, np.ndarray):
+        return {"ndarray": _encode_array(v, binary)}
+    if isinstance(v, np.generic):  # before float: np.float64 subclasses float
+        return {"npscalar": _encode_array(np.asarray(v), binary)}
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return int(v) if -2 ** 63 <= v < 2 ** 63 else {"int": str(int(v))}
+    if isinstance(v, float):
+        return float(v) if math.isfinite(v) else {"float": repr(float(v))}
+    if isinstance(v, complex):
+        return {"complex": [_encode(v.real, binary, where), _encode(v.imag, binary, where)]}
+    if isinstance(v, (bytes, bytearray)):
+        return {"bytes": bytes(v) if binary else base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, list):
+        return [_encode(x, binary, where) for x in v]
+    if isinstance(v, tuple):
+        return {"tuple": [_encode(x, binary, where) for x in v]}
+    if isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise _Unencodable("a dict with non-string keys")
+        return {"dict": {k: _encode(x, binary, where) for k, x in v.items()}}
+    if isinstance(v, _dtypes.DType):
+        return {"dtype": v.name}
+    if isinstance(v, TensorShape):
+        return {"shape": None if v.rank is None else list(v.as_tuple())}
+    raise _Unencodable(f"a value of type {type(v).__module__}.{type(v).__qualname__}")
+
+
+def _encode_array(a, binary):
+    shape = list(a.shape)
+    if a.dtype.kind in "OSU":
+        items = []
+        for x in a.reshape(-1).tolist():
+            if isinstance(x, str):
+                x = x.encode("utf-8")
+            if not isinstance(x, bytes):
+                raise _Unencodable(f"an object array holding {type(x).__name__}")
+            items.append(x if binary else base64.b64encode(x).decode("ascii"))
+        return {"dtype": "unicode" if a.dtype.kind == "U" else "string", "shape": shape,
+                "items": items}
+    try:
+        name = _dtypes.as_dtype(a.dtype.newbyteorder("=")).name
+    except (TypeError, KeyError, ValueError):
+        raise _Unencodable(f"an array of dtype {a.dtype}") from None
+    le = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")) \
+        if a.dtype.byteorder == ">" else np.ascontiguousarray(a)
+    data = le.tobytes()
+    return {"dtype": name, "shape": shape,
+            **({"raw": data} if binary else {"b64": base64.b64encode(data).decode("ascii")})}
+
+
+def _check_plain(v):
+    """Raises _Unencodable unless `v` is plain data (as `_encode`, without copying arrays)."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "OSU":
+            _encode_array(v, True)
+        else:
+            _encode_array(v.reshape(-1)[:0], True)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _check_plain(x)
+    elif isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise _Unencodable("a dict with non-string keys")
+        for x in v.values():
+            _check_plain(x)
+    else:
+        _encode(v, True, None)
+
+
+def _decode(x):
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, list):
+        return [_decode(i) for i in x]
+    _expect(isinstance(x, dict) and len(x) == 1, f"unexpected value {_short(x)}")
+    (tag, val), = x.items()
+    if tag == "tuple":
+        _expect(isinstance(val, list), "a tuple must hold a list")
+        return tuple(_decode(i) for i in val)
+    if tag == "float":
+        _expect(val in ("inf", "-inf", "nan"), f"bad float {_short(val)}")
+        return float(val)
+    if tag == "int":
+        _expect(isinstance(val, str) and val.lstrip("-").isdigit(), f"bad int {_short(val)}")
+        return int(val)
+    if tag == "complex":
+        _expect(isinstance(val, list) and len(val) == 2, "a complex needs [re, im]")
+        re_, im_ = (_decode(p) for p in val)
+        _expect(all(isinstance(p, (int, float)) for p in (re_, im_)), "bad complex parts")
+        return complex(re_, im_)
+    if tag == "bytes":
+        return _bytes_of(val)
+    if tag == "dict":
+        _expect(isinstance(val, dict), "a dict must hold a map")
+        return {str(k): _decode(i) for k, i in val.items()}
+    if tag == "dtype":
+        try:
+            return _dtypes.as_dtype(val)
+        except Exception:  # noqa: BLE001 - any bad name is a malformed file
+            raise _Malformed(f"unknown dtype {_short(val)}") from None
+    if tag == "shape":
+        _expect(val is None or (isinstance(val, list) and all(
+            d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in val)),
+            f"bad shape {_short(val)}")
+        return TensorShape(val)
+    if tag == "ndarray":
+        return _decode_array(val)
+    if tag == "npscalar":
+        return _decode_array(val)[()]
+    raise _Malformed(f"unknown value tag {tag!r}")
+
+
+def _bytes_of(val):
+    if isinstance(val, bytes):
+        return val
+    _expect(isinstance(val, str), "bytes must be base64 text or raw bytes")
+    try:
+        return base64.b64decode(val.encode("ascii"), validate=True)
+    except Exception:  # noqa: BLE001
+        raise _Malformed("invalid base64 data") from None
+
+
+def _decode_array(d):
+    _expect(isinstance(d, dict) and "dtype" in d and "shape" in d, "bad ndarray")
+    shape = d["shape"]
+    _expect(isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool)
+                                            and s >= 0 for s in shape), "bad ndarray shape")
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if "items" in d:
+        items = d["items"]
+        _expect(isinstance(items, list) and len(items) == n, "ndarray item count differs")
+        vals = [_bytes_of(i) for i in items]
+        if d["dtype"] == "unicode":
+            return np.array([v.decode("utf-8") for v in vals]).reshape(shape)
+        out = np.empty(n, dtype=object)
+        out[:] = vals
+        return out.reshape(shape)
+    try:
+        dt = _dtypes.as_dtype(d["dtype"]).np.newbyteorder("<")
+    except Exception:  # noqa: BLE001
+        raise _Malformed(f"unknown array dtype {_short(d['dtype'])}") from None
+    data = _bytes_of(d["raw"] if "raw" in d else d.get("b64"))
+    _expect(len(data) == n * dt.itemsize,
+            f"ndarray holds {len(data)} bytes, shape {shape} of {d['dtype']} needs "
+            f"{n * dt.itemsize}")
+    return np.frombuffer(data, dtype=dt).reshape(shape).astype(dt.newbyteorder("="))
+
+
+def _short(x):
+    s = repr(x)
+    return s if len(s) < 80 else s[:77] + "..."
+
+
+def _node_to_tree(n, binary):
+    attr = {}
+    for k, v in n.attr.items():
+        try:
+            attr[k] = _encode(v, binary, (n, k))
+        except _Unencodable as e:
+            raise errors.InvalidArgumentError(_unencodable_msg(n.name, n.op, k, e)) from None
+    t = {"name": n.name, "op": n.op, "input": list(n.input), "device": n.device,
+         "attr": attr}
+    if n.debug_info is not None:
+        t["debug_info"] = list(n.debug_info)
+    return t
+
+
+def _unencodable_msg(name, op_type, attr, e):
+    return (f"{op_type} '{name}': attr '{attr}' holds {e}, which a graph file cannot "
+            "hold: attrs must be plain data (None, bool, int, float, complex, str, bytes, "
+            "list, tuple, dict, numpy array, DType, TensorShape)")
+
+
+def _node_from_tree(t):
+    _expect(isinstance(t, dict), "a node must be a map")
+    name, op = t.get("name"), t.get("op")
+    _expect(isinstance(name, str) and name, "a node needs a non-empty string 'name'")
+    _expect(isinstance(op, str) and op, f"node '{name}' needs a string 'op'")
+    inputs = t.get("input", [])
+    _expect(isinstance(inputs, list) and all(isinstance(i, str) for i in inputs),
+            f"node '{name}': 'input' must be a list of strings")
+    device = t.get("device", "") or ""
+    _expect(isinstance(device, str), f"node '{name}': 'device' must be a string")
+    attr = t.get("attr", {}) or {}
+    _expect(isinstance(attr, dict), f"node '{name}': 'attr' must be a map")
+    try:
+        attr = {str(k): _decode(v) for k, v in attr.items()}
+    except _Malformed as e:
+        raise _Malformed(f"node '{name}': {e}") from None
+    dbg = t.get("debug_info")
+    if dbg is not None:
+        ok = (isinstance(dbg, list) and len(dbg) == 3 and isinstance(dbg[0], str)
+              and isinstance(dbg[1], int) and isinstance(dbg[2], str))
+        dbg = tuple(dbg) if ok else None
+    return NodeDef(name, op, inputs, device, attr, dbg)
+
+
+# ---------------------------------------------------------------- files
+def _dump(fmt, tree, as_text, indent=1):
+    tree = {"format": fmt, "version": FORMAT_VERSION, **tree}
+    if as_text:
+        return json.dumps(tree, allow_nan=False, indent=indent, ensure_ascii=False)
+    import msgpack
+
+    return _BINARY_MAGIC + msgpack.packb(tree, use_bin_type=True)
+
+
+def _parse(data, path):
+    """bytes/str of a graph file -> tree; DataLossError naming `path` if malformed."""
+    try:
+        if isinstance(data, str):
+            return json.loads(data)
+        if data.startswith(_BINARY_MAGIC):
+            import msgpack
+
+            return msgpack.unpackb(data[len(_BINARY_MAGIC):], raw=False,
+                                   strict_map_key=False)
+        head = data[:64].lstrip()
+        if head.startswith(b"{"):
+            return json.loads(data.decode("utf-8"))
+    except Exception as e:  # noqa: BLE001 - any parser failure is a malformed file
+        raise errors.DataLossError(
+            f"{path}: not a readable mylib graph file ({type(e).__name__}: "
+            f"{str(e)[:200]}); it may be truncated or corrupted") from None
+    raise errors.DataLossError(
+        f"{path}: not a mylib graph file: neither JSON text nor the mylib binary form "
+        f"(starts with {bytes(data[:8])!r})")
+
+
+def _check_file_tree(tree, path, formats):
+    if not isinstance(tree, dict) or tree.get("format") not in formats:
+        got = tree.get("format") if isinstance(tree, dict) else type(tree).__name__
+        raise errors.DataLossError(
+            f"{path}: not a mylib graph file: format is {got!r}, expected one of "
+            f"{sorted(formats)}")
+
+
+def _graph_def_from_file_tree(tree, path):
+    _check_file_tree(tree, path, {_GRAPH_FORMAT, _META_FORMAT})
+    try:
+        if tree["format"] == _META_FORMAT:
+            return MetaGraphDef._from_tree(tree).graph_def
+        return GraphDef._from_tree(tree)
+    except _Malformed as e:
+        raise errors.DataLossError(f"{path}: malformed graph file: {e}") from None
+
+
+def _meta_from_file_tree(tree, path):
+    _check_file_tree(tree, path, {_GRAPH_FORMAT, _META_FORMAT})
+    try:
+        if tree["format"] == _GRAPH_FORMAT:
+            return MetaGraphDef(graph_def=GraphDef._from_tree(tree))
+        return MetaGraphDef._from_tree(tree)
+    except _Malformed as e:
+        raise errors.DataLossError(f"{path}: malformed meta graph file: {e}") from None
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(f"{path}: no such graph file") from None
+
+
+def load_graph_def(path):
+    """Reads a `GraphDef` from a file written by `write_graph` (text or binary) or by
+    `export_meta_graph` (its graph part).
+
+    Raises:
+      NotFoundError: if `path` does not exist.
+      DataLossError: if the file is truncated, corrupted or not a mylib graph file.
+    """
+    return _graph_def_from_file_tree(_parse(_read(path), path), path)
+
+
+def _atomic_write(path, data):
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """Writes a graph to ``logdir/name`` atomically (temp file, then rename).
+
+    Args:
+      graph_or_graph_def: a `Graph` or `GraphDef`.
+      logdir: directory, created if missing.
+      name: file name (``"graph.json"``, ``"graph.pb"``).
+      as_text: JSON text if True (default), else the compact binary form.
+    Returns:
+      The path written.
+    Raises:
+      InvalidArgumentError: if an op's attr is not plain data.
+    """
+    gd = graph_or_graph_def
+    if isinstance(gd, Graph):
+        gd = gd.as_graph_def()
+    if not isinstance(gd, GraphDef):
+        raise TypeError("write_graph needs a Graph or a GraphDef. Received: "
+                        f"graph_or_graph_def={type(graph_or_graph_def).__name__}")
+    data = gd.to_json() if as_text else gd.SerializeToString()
+    return _atomic_write(os.path.join(logdir, name), data)
+
+
+# ---------------------------------------------------------------- Graph -> GraphDef
+def _tensor_ref(t):
+    return t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
+
+
+def graph_to_graph_def(graph, add_shapes=False):
+    """The `GraphDef` of `graph` (see `Graph.as_graph_def`)."""
+    with graph._lock:
+        ops = graph.get_operations()
+    nodes = []
+    for op in ops:
+        attr = dict(op.attrs)
+        for k, v in attr.items():
+            try:
+                _check_plain(v)
+            except _Unencodable as e:
+                raise errors.InvalidArgumentError(
+                    _unencodable_msg(op.name, op.type, k, e)) from None
+        if add_shapes:
+            attr["_output_shapes"] = [t.shape for t in op.outputs]
+        inputs = [_tensor_ref(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
+        frame = op._frame
+        dbg = (str(frame[0]), int(frame[1]), str(frame[2])) if frame else None
+        nodes.append(NodeDef(op.name, op.type, inputs, op.device or "", attr, dbg))
+    return GraphDef(nodes)
+
+
+# ---------------------------------------------------------------- GraphDef -> Graph
+def _parse_input(s):
+    """'^a' -> ('a', None, True); 'a:2' -> ('a', 2, False); 'a' -> ('a', 0, False)."""
+    if s.startswith("^"):
+        return s[1:], None, True
+    if ":" in s:
+        name, idx = s.rsplit(":", 1)
+        if idx.isdigit():
+            return name, int(idx), False
+    return s, 0, False
+
+
+def _canonical(s):
+    name, idx, ctrl = _parse_input(s)
+    return "^" + name if ctrl else f"{name}:{idx}"
+
+
+def _topological(nodes):
+    """Node indices in an order where every producer precedes its consumers (file order
+    among ready nodes)."""
+    by_name = {}
+    for i, n in enumerate(nodes):
+        if n.name in by_name:
+            raise errors.InvalidArgumentError(f"import_graph_def: duplicate node name '{n.name}'")
+        by_name[n.name] = i
+    deps = [set() for _ in nodes]
+    users = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        for s in n.input:
+            # A mapped input still orders its original producer first: TF creates
+            # every node, and the producer's spec checks the replacement.
+            src = _parse_input(s)[0]
+            j = by_name.get(src)
+            if j is None:
+                raise errors.InvalidArgumentError(
+                    f"import_graph_def: node '{n.name}' ({n.op}) has input '{s}', but no "
+                    f"node named '{src}' is in the graph def")
+            if j not in deps[i]:
+                deps[i].add(j)
+                users[j].append(i)
+    import heapq
+
+    count = [len(d) for d in deps]
+    ready = [i for i, c in enumerate(count) if c == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for u in users[i]:
+            count[u] -= 1
+            if count[u] == 0:
+                heapq.heappush(ready, u)
+    if len(order) != len(nodes):
+        stuck = sorted(nodes[i].name for i, c in enumerate(count) if c > 0)
+        raise errors.InvalidArgumentError(
+            "import_graph_def: the graph def has a cycle through nodes "
+            f"{stuck[:10]}{' ...' if len(stuck) > 10 else ''}")
+    return order
+
+
+def _as_graph_def(graph_def):
+    if isinstance(graph_def, GraphDef):
+        return graph_def
+    if isinstance(graph_def, MetaGraphDef):
+        return graph_def.graph_def
+    if isinstance(graph_def, Graph):
+        return graph_def.as_graph_def()
+    if isinstance(graph_def, (bytes, bytearray, str)):
+        return GraphDef.FromString(bytes(graph_def) if not isinstance(graph_def, str)
+                                   else graph_def)
+    raise TypeError("import_graph_def needs a GraphDef. Received: "
+                    f"graph_def={type(graph_def).__name__}")
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
+                     op_dict=None, producer_op_list=None, _clear_devices=False,
+                     _return_mapping=False):
+    """Adds the ops of `graph_def` to the default graph, as TensorFlow's.
+
+    Ops are created in dependency order (the file's node order does not matter), with
+    shapes re-inferred by each op type's registered rule. No code from the file runs:
+    only registered op types are accepted.
+
+    Args:
+      graph_def: a `GraphDef` (or its serialized bytes / JSON text).
+      input_map: dict from names in `graph_def` (``"x:0"``, ``"x"`` for output 0, or
+        ``"^x"`` for a control input) to existing `Tensor`s (or `Operation`s for
+        ``"^x"``) of the default graph that replace them, e.g. a placeholder remapped
+        to a real tensor. Dtypes must match and shapes be compatible.
+      return_elements: names in `graph_def` to return: ``"x:0"`` gives the imported
+        `Tensor`, ``"train"`` the imported `Operation`.
+      name: name scope prefixed to imported names (default ``"import"``; ``""`` for
+        none). Variables keep their identity by handle name: an imported `VarHandleOp`
+        whose ``shared_name`` was its own name gets its new name.
+      op_dict, producer_op_list: accepted for TensorFlow compatibility; unused.
+    Returns:
+      The list of `return_elements` (None if not given).
+    Raises:
+      NotFoundError: ``Op type not registered 'Foo' in node 'bar'``.
+      InvalidArgumentError: a missing input, a cycle, a bad `input_map`, or an attr an
+        op type rejects; nothing is added when these are detected up front.
+      ValueError: if an `input_map` or `return_elements` name is not in `graph_def`.
+    """
+    from mylib.core.op_registry import get_op_def
+    from mylib.core.ops import array_ops
+
+    gd = _as_graph_def(graph_def)
+    graph = get_default_graph()
+    nodes = gd.node
+    names = {n.name for n in nodes}
+    name = "import" if name is None else name
+
+    # --- validate everything that can be checked before adding ops ---
+    op_defs = []
+    for n in nodes:
+        try:
+            op_defs.append(get_op_def(n.op))
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"Op type not registered '{n.op}' in node '{n.name}': importing a graph "
+                "accepts only op types registered in this process (import the module "
+                "that defines it first)") from None
+    mapped = {}
+    for k, v in (input_map or {}).items():
+        if not isinstance(k, str):
+            raise TypeError(f"input_map keys must be strings. Received: {k!r}")
+        ck = _canonical(k)
+        if _parse_input(k)[0] not in names:
+            raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{k}]")
+        if ck.startswith("^"):
+            mapped[ck] = v.op if isinstance(v, Tensor) else \
+                graph.as_graph_element(v, allow_tensor=False)
+        else:
+            from mylib.core.op_registry import convert_to_tensor
+
+            t = convert_to_tensor(v)
+            if t.graph is not graph:
+                raise ValueError(f"input_map['{k}'] = '{t.name}' is not in the default graph")
+            mapped[ck] = t
+    for ret in return_elements or []:
+        if _parse_input(ret)[0] not in names:
+            raise ValueError(f"Requested return_element '{ret}' not found in graph_def.")
+    order = _topological(nodes)
+
+    if graph.finalized:
+        raise RuntimeError("Graph is finalized and cannot be modified.")
+    # A dry run into a scratch graph (mapped inputs stood in by placeholders of their
+    # dtype and shape) finds shape and attr errors before the real graph is touched.
+    scratch = Graph()
+    with scratch.as_default():
+        stand_ins = {ck: (array_ops.no_op() if ck.startswith("^") else
+                          array_ops.placeholder(t.dtype, t.shape.as_tuple()))
+                     for ck, t in mapped.items()}
+        _create_ops(scratch, nodes, op_defs, order, stand_ins, _clear_devices)
+    with graph.name_scope(name) if name else _null():
+        new_ops, used = _create_ops(graph, nodes, op_defs, order, mapped, _clear_devices)
+    unused = sorted(set(mapped) - used)
+    if unused:
+        warnings.warn(f"import_graph_def: input_map entries not used by any node: {unused}",
+                      stacklevel=2)
+    result = None
+    if return_elements is not None:
+        result = []
+        for r in return_elements:
+            src, idx, _ = _parse_input(r)
+            op = new_ops[src]
+            result.append(op.outputs[idx] if ":" in r else op)
+    if _return_mapping:
+        return result, new_ops
+    return result
+
+
+def _create_ops(graph, nodes, op_defs, order, mapped, clear_devices):
+    """Creates the ops of `nodes` in `order` in `graph` (inside the import scope)."""
+    new_ops = {}  # old name -> Operation
+    used = set()
+    for i in order:
+        n, od = nodes[i], op_defs[i]
+        data, ctrl = [], []
+        for s in n.input:
+            src, idx, is_ctrl = _parse_input(s)
+            ck = _canonical(s)
+            if ck in mapped:
+                used.add(ck)
+                (ctrl if is_ctrl else data).append(mapped[ck])
+            elif is_ctrl:
+                ctrl.append(new_ops[src])
+            else:
+                op = new_ops[src]
+                if idx >= len(op.outputs):
+                    raise errors.InvalidArgumentError(
+                        f"import_graph_def: node '{n.name}' ({n.op}) has input '{s}', "
+                        f"but '{src}' has {len(op.outputs)} output(s)")
+                data.append(op.outputs[idx])
+        kattrs = {k: v for k, v in n.attr.items() if not k.startswith("_")}
+        for s, t in zip(n.input, data):
+            if _canonical(s) in mapped:
+                _check_mapped(n, s, t, new_ops)
+        frame = n.debug_info
+        op = od.create(data, kattrs, name=n.name, graph=graph,
+                       frame=tuple(frame) if frame else None)
+        if op.type == "VarHandleOp" and n.attr.get("shared_name") == n.name:
+            op.attrs["shared_name"] = op.name
+        for k, v in n.attr.items():
+            if k == "_class":
+                op.attrs[k] = [_remap_loc(x, new_ops) for x in v]
+            elif k.startswith("_") and k != "_output_shapes":
+                op.attrs[k] = v
+        for c in ctrl:
+            op._add_control_input(c)
+        if n.device and not clear_devices:
+            op.device = n.device
+        elif clear_devices:
+            op.device = ""
+        new_ops[n.name] = op
+    return new_ops, used
+
+
+class _null:
+    def __enter__(self):
+        return ""
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _check_mapped(n, s, t, new_ops):
+    """The replacement must have the dtype, and a shape compatible with, the imported
+    tensor it replaces."""
+    src, idx, _ = _parse_input(s)
+    outs = new_ops[src].outputs
+    if idx >= len(outs):
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: input_map key '{s}' names output {idx} of '{src}', which "
+            f"has {len(outs)} output(s)")
+    want = outs[idx]
+    if want.dtype != t.dtype:
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: input_map['{s}'] = '{t.name}' has dtype {t.dtype.name}, "
+            f"but '{s}' in the graph def has dtype {want.dtype.name} (used by node "
+            f"'{n.name}')")
+    if not want.shape.is_compatible_with(t.shape):
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: input_map['{s}'] = '{t.name}' has shape {t.shape}, not "
+            f"compatible with {want.shape} of '{s}' in the graph def (used by node "
+            f"'{n.name}')")
+
+
+def _remap_loc(x, new_ops):
+    if isinstance(x, str) and x.startswith("loc:@") and x[5:] in new_ops:
+        return "loc:@" + new_ops[x[5:]].name
+    return x
+
+
+# ---------------------------------------------------------------- meta graphs
+def _variable_cls():
+    from mylib.core.variables import Variable
+
+    return Variable
+
+
+def _collection_entry(v, graph):
+    Variable = _variable_cls()
+    if isinstance(v, Variable):
+        return {"kind": "variable", "handle": v._handle.op.name,
+                "initializer": v._initializer_op.name,
+                "snapshot": v._graph_element.name,
+                "initial_value": v._initial_value.name,
+                "trainable": bool(v._trainable),
+                "validate_shape": bool(getattr(v, "_validate_shape", True))}
+    if isinstance(v, Tensor):
+        return {"kind": "tensor", "name": v.name}
+    if isinstance(v, Operation):
+        return {"kind": "op", "name": v.name}
+    try:
+        _check_plain(v)
+    except _Unencodable:
+        return None
+    return {"kind": "value", "value": v}
+
+
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
+                      collection_list=None, as_text=None, graph=None, clear_devices=False,
+                      **kwargs):
+    """Exports the graph, its collections and saver settings as a `MetaGraphDef`.
+
+    Args:
+      filename: optional path to write (atomically).
+      meta_info_def: optional dict merged into the meta info.
+      graph_def: optional `GraphDef` to use instead of `graph`'s.
+      saver_def: optional dict describing the saver.
+      collection_list: collection keys to export (default: all). Variables are stored
+        by the names of their handle, initializer, snapshot and initial-value ops;
+        tensors and ops by name; plain values as data. Other objects (queue runners,
+        savers) are skipped with a warning.
+      as_text: JSON text if True, binary if False; default by extension of `filename`
+        (``.json``, ``.pbtxt``, ``.txt`` are text).
+      graph: the `Graph` (default: the default graph).
+      clear_devices: drop device strings.
+    Returns:
+      The `MetaGraphDef`.
+    """
+    graph = graph or get_default_graph()
+    gd = graph_def if graph_def is not None else graph.as_graph_def()
+    if clear_devices:
+        gd = GraphDef([NodeDef(n.name, n.op, n.input, "", n.attr, n.debug_info)
+                       for n in gd.node], gd.versions, gd.library)
+    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
+    collection_def, skipped = {}, []
+    for key in keys:
+        entries = []
+        for item in graph.get_collection(key):
+            e = _collection_entry(item, graph)
+            if e is None:
+                skipped.append(f"{key}: {type(item).__name__}")
+            else:
+                entries.append(e)
+        if entries:
+            collection_def[key] = entries
+    if skipped:
+        warnings.warn("export_meta_graph: skipped collection items that are not variables, "
+                      f"tensors, ops or plain data: {sorted(set(skipped))}", stacklevel=2)
+    import mylib
+
+    info = {"mylib_version": getattr(mylib, "__version__", "?"),
+            "stripped_op_list": sorted({n.op for n in gd.node}), "tags": []}
+    info.update(meta_info_def or {})
+    meta = MetaGraphDef(info, gd, collection_def, saver_def)
+    if filename is not None:
+        if as_text is None:
+            as_text = os.path.splitext(filename)[1].lower() in (".json", ".pbtxt", ".txt")
+        _atomic_write(filename, meta.to_json() if as_text else meta.SerializeToString())
+    return meta
+
+
+def read_meta_graph_file(filename):
+    """Reads a `MetaGraphDef` (or a plain `GraphDef` file, with no collections)."""
+    return _meta_from_file_tree(_parse(_read(filename), filename), filename)
+
+
+def _variable_from_imported(graph, handle_op, initializer_op, snapshot, initial_value,
+                            trainable, validate_shape=True):
+    """A `Variable` bound to already-imported ops (TF's `Variable(variable_def=...)`):
+    built without running `Variable.__init__`, which would create new ops."""
+    Variable = _variable_cls()
+    v = object.__new__(Variable)
+    fields = {
+        "_initialized_object": True, "_graph": graph, "_initial_value": initial_value,
+        "_dtype": _dtypes.as_dtype(handle_op.attrs["dtype"]),
+        "_shape": TensorShape(handle_op.attrs["shape"]), "_handle": handle_op.outputs[0],
+        "_name": handle_op.name, "_initializer_op": initializer_op,
+        "_graph_element": snapshot, "_trainable": bool(trainable), "constraint": None,
+        "_validate_shape": bool(validate_shape),
+    }
+    for k, val in fields.items():
+        object.__setattr__(v, k, val)
+    graph._variables[handle_op.name] = v
+    return v
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None,
+                      input_map=None, **kwargs):
+    """Imports a meta graph into the default graph and rebuilds its collections.
+
+    Args:
+      meta_graph_or_file: a `MetaGraphDef` or a path written by `export_meta_graph`.
+      clear_devices: drop device strings.
+      import_scope: name scope prefixed to imported names (default: none, so names and
+        checkpoint keys are unchanged).
+      input_map: as in `import_graph_def`.
+    Returns:
+      A `mylib.train.Saver` over the imported variables when `mylib.train.Saver` exists
+      and there are variables, else None.
+    Raises:
+      DataLossError: if the file is malformed. Otherwise as `import_graph_def`.
+    """
+    meta = meta_graph_or_file
+    if isinstance(meta, (str, os.PathLike)):
+        meta = read_meta_graph_file(os.fspath(meta))
+    elif isinstance(meta, GraphDef):
+        meta = MetaGraphDef(graph_def=meta)
+    if not isinstance(meta, MetaGraphDef):
+        raise TypeError("import_meta_graph needs a MetaGraphDef or a file name. Received: "
+                        f"{type(meta_graph_or_file).__name__}")
+    graph = get_default_graph()
+    _, new_ops = import_graph_def(meta.graph_def, input_map=input_map,
+                                  name=import_scope or "", _clear_devices=clear_devices,
+                                  _return_mapping=True)
+
+    def tensor(name):
+        src, idx, _ = _parse_input(name)
+        return new_ops[src].outputs[idx]
+
+    variables = {}
+    for key, entries in meta.collection_def.items():
+        for e in entries:
+            kind = e.get("kind") if isinstance(e, dict) else None
+            try:
+                if kind == "variable":
+                    h = e["handle"]
+                    v = variables.get(h)
+                    if v is None:
+                        v = variables[h] = _variable_from_imported(
+                            graph, new_ops[h], new_ops[e["initializer"]],
+                            tensor(e["snapshot"]), tensor(e["initial_value"]),
+                            e.get("trainable", True), e.get("validate_shape", True))
+                    item = v
+                elif kind == "tensor":
+                    item = tensor(e["name"])
+                elif kind == "op":
+                    item = new_ops[e["name"]]
+                elif kind == "value":
+                    item = e.get("value")
+                else:
+                    raise KeyError(f"unknown entry kind {kind!r}")
+            except (KeyError, TypeError, IndexError) as err:
+                raise errors.DataLossError(
+                    f"import_meta_graph: collection '{key}' entry {_short(e)} does not "
+                    f"match the graph: {err}") from None
+            graph.add_to_collection(key, item)
+    if not variables:
+        return None
+    try:
+        from mylib.train import Saver
+    except ImportError:
+        return None
+    return Saver(var_list=list(variables.values()))
+
+
+# ---------------------------------------------------------------- TensorBoard
+_TB_TYPES = {"float16": "DT_HALF", "bfloat16": "DT_BFLOAT16", "float32": "DT_FLOAT",
+             "float64": "DT_DOUBLE", "complex64": "DT_COMPLEX64",
+             "complex128": "DT_COMPLEX128", "int8": "DT_INT8", "int16": "DT_INT16",
+             "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8",
+             "uint16": "DT_UINT16", "uint32": "DT_UINT32", "uint64": "DT_UINT64",
+             "bool": "DT_BOOL", "string": "DT_STRING", "resource": "DT_RESOURCE"}
+_TB_VALS = {"DT_HALF": None, "DT_BFLOAT16": None, "DT_FLOAT": "float_val",
+            "DT_DOUBLE": "double_val", "DT_INT8": "int_val", "DT_INT16": "int_val",
+            "DT_INT32": "int_val", "DT_UINT8": "int_val", "DT_UINT16": "int_val",
+            "DT_INT64": "int64_val", "DT_BOOL": "bool_val"}
+
+
+def to_tensorboard_graph_def(graph_or_graph_def, max_tensor_values=16):
+    """A `tensorboardX.proto.graph_pb2.GraphDef` for TensorBoard's Graphs tab.
+
+    Node names, op types, inputs (``"^name"`` for control inputs) and devices are kept;
+    attrs become `AttrValue`s: dtype names -> ``type``, shapes (and ``_output_shapes``,
+    added from a `Graph`, which labels the edges) -> ``shape``, scalars -> ``s/i/f/b``,
+    arrays -> ``tensor`` (values only up to `max_tensor_values` elements), anything else
+    -> its short text in ``s``.
+    """
+    from tensorboardX.proto import graph_pb2
+
+    gd = graph_or_graph_def
+    if isinstance(gd, Graph):
+        gd = gd.as_graph_def(add_shapes=True)
+    out = graph_pb2.GraphDef()
+    for n in gd.node:
+        nd = out.node.add()
+        nd.name, nd.op, nd.device = n.name, n.op, n.device
+        nd.input.extend(n.input)
+        for k, v in n.attr.items():
+            _tb_attr(nd.attr[k], k, v, max_tensor_values)
+    out.versions.producer = 22
+    return out
+
+
+def _tb_dtype_enum(v):
+    from tensorboardX.proto import types_pb2
+
+    name = v.name if isinstance(v, _dtypes.DType) else v
+    tb = _TB_TYPES.get(name) if isinstance(name, str) else None
+    return None if tb is None else types_pb2.DataType.Value(tb)
+
+
+def _tb_shape(proto, shape):
+    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+    if shape.rank is None:
+        proto.unknown_rank = True
+        return
+    for d in shape.as_tuple():
+        proto.dim.add().size = -1 if d is None else int(d)
+
+
+def _is_shape_like(v):
+    return isinstance(v, TensorShape) or (isinstance(v, tuple) and all(
+        d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in v))
+
+
+def _tb_attr(av, key, v, max_values):
+    if isinstance(v, _dtypes.DType) or (isinstance(v, str) and (
+            key in ("dtype", "T", "out_type", "DstT", "SrcT", "Tout", "output_type")
+            or key.endswith("dtype")) and _tb_dtype_enum(v) is not None):
+        av.type = _tb_dtype_enum(v)
+    elif key == "_output_shapes" and isinstance(v, list):
+        for s in v:
+            _tb_shape(av.list.shape.add(), s)
+    elif (key == "shape" or key.endswith("_shape")) and (v is None or _is_shape_like(v)):
+        _tb_shape(av.shape, v)
+    elif isinstance(v, (np.ndarray, np.generic)):
+        _tb_tensor(av.tensor, np.asarray(v), max_values)
+    elif isinstance(v, bool):
+        av.b = v
+    elif isinstance(v, int) and -2 ** 63 <= v < 2 ** 63:
+        av.i = v
+    elif isinstance(v, float):
+        av.f = v
+    elif isinstance(v, str):
+        av.s = v.encode("utf-8")
+    elif isinstance(v, bytes):
+        av.s = v
+    elif isinstance(v, (list, tuple)) and v and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in v):
+        av.list.i.extend(v)
+    elif isinstance(v, (list, tuple)) and v and all(isinstance(x, float) for x in v):
+        av.list.f.extend(v)
+    elif isinstance(v, (list, tuple)) and v and all(isinstance(x, str) for x in v):
+        av.list.s.extend(x.encode("utf-8") for x in v)
+    else:
+        s = repr(v)
+        av.s = (s if len(s) <= 200 else s[:197] + "...").encode("utf-8")
+
+
+def _tb_tensor(tp, a, max_values):
+    enum = _tb_dtype_enum(_dtypes.as_dtype(a.dtype).name) if a.dtype.kind not in "OSU" \
+        else _tb_dtype_enum("string")
+    if enum is not None:
+        tp.dtype = enum
+    _tb_shape(tp.tensor_shape, a.shape)
+    if a.size > max_values:
+        return  # summarized: dtype and shape only
+    from tensorboardX.proto import types_pb2
+
+    field = _TB_VALS.get(types_pb2.DataType.Name(tp.dtype)) if enum is not None else None
+    flat = a.reshape(-1)
+    if field is not None:
+        getattr(tp, field).extend(flat.tolist())
+    elif a.dtype.kind in "OSU":
+        tp.string_val.extend(x if isinstance(x, bytes) else str(x).encode("utf-8")
+                             for x in flat.tolist())

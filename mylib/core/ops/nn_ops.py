@@ -1,0 +1,673 @@
+"""Neural-network ops: activations, softmax, cross-entropies, bias_add, convolution,
+pooling, dropout, normalization helpers (TensorFlow's `tf.nn`).
+
+The cross-entropy ops are primitives (as in TensorFlow) for their numerics: they are
+computed from a stable log-softmax, so huge logits and `-inf` logits give finite losses
+and gradients wherever TensorFlow does.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
+    convert_to_tensor
+from mylib.core.ops import _shape_rules, array_ops, math_ops, random_ops
+from mylib.core.tensor_shape import TensorShape
+
+__all__ = ["relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "leaky_relu",
+           "silu", "swish", "softmax", "log_softmax", "bias_add",
+           "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+           "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
+           "weighted_cross_entropy_with_logits", "conv2d", "max_pool", "max_pool2d",
+           "avg_pool", "avg_pool2d", "l2_loss", "l2_normalize", "moments", "dropout"]
+
+
+def _zeros(t):
+    return array_ops.zeros_like(t)
+
+
+# ---------------------------------------------------------------- activations
+Relu = OpDef("Relu", kernel=jax.nn.relu, shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Relu")
+def _relu_grad(op, grad):
+    return [array_ops.where(math_ops.greater(op.outputs[0], 0), grad, _zeros(grad))]
+
+
+def relu(features, name=None):
+    """Rectified linear unit: `max(features, 0)` (gradient 0 at 0, as TensorFlow).
+
+    Args:
+      features: float `Tensor` of any shape.
+    Returns:
+      `Tensor` of the same shape and dtype.
+    """
+    return Relu(convert_to_tensor(features), name=name)
+
+
+Relu6 = OpDef("Relu6", kernel=lambda x: jnp.clip(x, 0, 6), shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Relu6")
+def _relu6_grad(op, grad):
+    x = op.inputs[0]
+    inside = math_ops.logical_and(math_ops.greater(x, 0), math_ops.less(x, 6))
+    return [array_ops.where(inside, grad, _zeros(grad))]
+
+
+def relu6(features, name=None):
+    """`min(max(features, 0), 6)`."""
+    return Relu6(convert_to_tensor(features), name=name)
+
+
+Elu = OpDef("Elu", kernel=jax.nn.elu, shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Elu")
+def _elu_grad(op, grad):
+    y = op.outputs[0]
+    return [array_ops.where(math_ops.greater(y, 0), grad, grad * (y + 1))]
+
+
+def elu(features, name=None):
+    """Exponential linear unit: `x` if `x > 0` else `exp(x) - 1`."""
+    return Elu(convert_to_tensor(features), name=name)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+Selu = OpDef("Selu", kernel=jax.nn.selu, shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Selu")
+def _selu_grad(op, grad):
+    y = op.outputs[0]
+    return [array_ops.where(math_ops.greater(y, 0), grad * _SELU_SCALE,
+                            grad * (y + _SELU_SCALE * _SELU_ALPHA))]
+
+
+def selu(features, name=None):
+    """Scaled ELU (Klambauer et al., 2017): `scale * elu(x, alpha)` with the paper's
+    constants."""
+    return Selu(convert_to_tensor(features), name=name)
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit (Hendrycks & Gimpel): `x * Phi(x)`.
+
+    Args:
+      approximate: use the tanh approximation; default False (exact, with erf), as TF.
+    """
+    x = convert_to_tensor(features)
+    if approximate:
+        c = float(np.sqrt(2 / np.pi))
+        return 0.5 * x * (1 + math_ops.tanh(c * (x + 0.044715 * x * x * x)))
+    return math_ops.multiply(0.5 * x, 1 + math_ops.erf(x * float(1 / np.sqrt(2))), name=name)
+
+
+Softplus = OpDef("Softplus", kernel=jax.nn.softplus, shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Softplus")
+def _softplus_grad(op, grad):
+    return [grad * math_ops.sigmoid(op.inputs[0])]
+
+
+def softplus(features, name=None):
+    """`log(exp(features) + 1)`, stable for large inputs."""
+    return Softplus(convert_to_tensor(features), name=name)
+
+
+def softsign(features, name=None):
+    """`features / (abs(features) + 1)`."""
+    x = convert_to_tensor(features)
+    return math_ops.divide(x, math_ops.abs(x) + 1, name=name)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """`x` if `x > 0` else `alpha * x` (TF's default alpha 0.2)."""
+    x = convert_to_tensor(features)
+    return array_ops.where(math_ops.greater(x, 0), x, x * alpha, name=name)
+
+
+def silu(features, beta=1.0, name=None):
+    """`x * sigmoid(beta * x)` (swish)."""
+    x = convert_to_tensor(features)
+    return math_ops.multiply(x, math_ops.sigmoid(x * beta if beta != 1.0 else x), name=name)
+
+
+swish = silu
+
+
+# ---------------------------------------------------------------- softmax
+def _softmax_kernel(x, *, axis=-1):
+    return jax.nn.softmax(x, axis=axis)
+
+
+def _log_softmax_kernel(x, *, axis=-1):
+    # Subtract the max before exponentiating; a row of finite max keeps -inf entries
+    # -inf (exp gives 0) instead of NaN.
+    m = lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    m = jnp.where(jnp.isfinite(m), m, 0)
+    shifted = x - m
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+
+
+Softmax = OpDef("Softmax", kernel=_softmax_kernel, shape_fn=_shape_rules.unary)
+LogSoftmax = OpDef("LogSoftmax", kernel=_log_softmax_kernel, shape_fn=_shape_rules.unary)
+
+
+@RegisterGradient("Softmax")
+def _softmax_grad(op, grad):
+    y = op.outputs[0]
+    axis = op.attrs.get("axis", -1)
+    return [(grad - math_ops.reduce_sum(grad * y, axis, keepdims=True)) * y]
+
+
+@RegisterGradient("LogSoftmax")
+def _log_softmax_grad(op, grad):
+    y = op.outputs[0]
+    axis = op.attrs.get("axis", -1)
+    return [grad - math_ops.reduce_sum(grad, axis, keepdims=True) * math_ops.exp(y)]
+
+
+def softmax(logits, axis=None, name=None):
+    """`exp(logits) / sum(exp(logits), axis)`, computed stably.
+
+    Args:
+      logits: float `Tensor` [..., num_classes]; `-inf` entries get probability 0.
+      axis: the class axis (default -1).
+    Returns:
+      `Tensor` of the same shape; sums to 1 along `axis`.
+    """
+    return Softmax(convert_to_tensor(logits), axis=-1 if axis is None else int(axis), name=name)
+
+
+def log_softmax(logits, axis=None, name=None):
+    """`logits - log(sum(exp(logits), axis))`, stable for large logits (max subtracted).
+
+    Returns:
+      `Tensor` of the same shape and dtype.
+    """
+    return LogSoftmax(convert_to_tensor(logits), axis=-1 if axis is None else int(axis),
+                      name=name)
+
+
+# ---------------------------------------------------------------- BiasAdd
+def _bias_add_kernel(value, bias, *, data_format="NHWC"):
+    if data_format.startswith("NC") and value.ndim > 2:
+        bias = jnp.reshape(bias, (-1,) + (1,) * (value.ndim - 2))
+    return value + bias
+
+
+BiasAdd = OpDef("BiasAdd", kernel=_bias_add_kernel)
+
+
+@BiasAdd.shape_fn
+def _bias_add_shape(value, bias, *, data_format="NHWC"):
+    d = _shape_rules.same_dtype(value, bias)
+    if bias.shape.rank is not None and bias.shape.rank != 1:
+        raise errors.InvalidArgumentError(f"bias must be 1-D, got shape {bias.shape}")
+    if value.shape.rank is None:
+        return TensorSpec(value.shape, d)
+    if value.shape.rank < 2:
+        raise errors.InvalidArgumentError(f"value must have rank >= 2, got {value.shape}")
+    c_axis = 1 if data_format.startswith("NC") else -1
+    c = value.shape.as_list()[c_axis]
+    b = bias.shape.as_list()[0] if bias.shape.rank else None
+    if c is not None and b is not None and c != b:
+        raise errors.InvalidArgumentError(
+            f"bias size {b} differs from the channel dimension {c} of {value.shape}")
+    return TensorSpec(value.shape, d)
+
+
+@RegisterGradient("BiasAdd")
+def _bias_add_grad(op, grad):
+    value = op.inputs[0]
+    r = value.shape.rank
+    c_axis = 1 if op.attrs.get("data_format", "NHWC").startswith("NC") else r - 1
+    axes = [i for i in range(r) if i != c_axis]
+    return [grad, math_ops.reduce_sum(grad, axes)]
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """Adds the 1-D `bias` to the channel axis of `value` (last, or 1 for "NC..." formats).
+
+    Args:
+      value: `Tensor` [batch, ..., channels] (rank >= 2).
+      bias: `Tensor` [channels], same dtype.
+      data_format: "NHWC" (default) or "NCHW".
+    Raises:
+      InvalidArgumentError: if `bias` is not 1-D or its size differs from the channels.
+    """
+    v = convert_to_tensor(value)
+    b = convert_to_tensor(bias, dtype_hint=v.dtype)
+    return BiasAdd(v, b, data_format=data_format or "NHWC", name=name)
+
+
+# ---------------------------------------------------------------- cross-entropies
+def _xent_kernel(logits, labels):
+    logp = _log_softmax_kernel(logits)
+    loss = -jnp.sum(jnp.where(labels == 0, 0, labels * logp), axis=-1)
+    return loss, jnp.exp(logp) - labels
+
+
+SoftmaxCrossEntropyWithLogits = OpDef("SoftmaxCrossEntropyWithLogits", kernel=_xent_kernel)
+
+
+@SoftmaxCrossEntropyWithLogits.shape_fn
+def _xent_shape(logits, labels):
+    d = _shape_rules.same_dtype(logits, labels)
+    if not logits.shape.is_compatible_with(labels.shape):
+        raise errors.InvalidArgumentError(
+            f"logits and labels must have the same shape: {logits.shape} vs {labels.shape}")
+    s = logits.shape.merge_with(labels.shape)
+    if s.rank == 0:
+        raise errors.InvalidArgumentError("logits must have rank >= 1")
+    return [TensorSpec(TensorShape(None) if s.rank is None else s.as_list()[:-1], d),
+            TensorSpec(s, d)]
+
+
+def _is_zero_grad(t):
+    return t is None or t.op.type == "ZerosLike"
+
+
+def _xent_second_order(logits, grad_grad):
+    # Gradient of the backprop output (softmax - labels) w.r.t. the logits, for
+    # second-order derivatives (as TensorFlow's _SoftmaxCrossEntropyWithLogitsGrad).
+    sm = softmax(logits)
+    return (grad_grad - math_ops.reduce_sum(grad_grad * sm, -1, keepdims=True)) * sm
+
+
+@RegisterGradient("SoftmaxCrossEntropyWithLogits")
+def _xent_grad(op, grad_loss, grad_grad):
+    logits, labels = op.inputs
+    g = array_ops.expand_dims(grad_loss, -1)
+    grad_logits = g * op.outputs[1]
+    if not _is_zero_grad(grad_grad):
+        grad_logits = grad_logits + _xent_second_order(logits, grad_grad)
+    grad_labels = g * math_ops.negative(log_softmax(logits))
+    return [grad_logits, grad_labels]
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Cross-entropy between `labels` (a distribution per row) and `softmax(logits)`.
+
+    Stable: computed from a max-shifted log-softmax; `-inf` logits whose label is 0
+    contribute 0 (no NaN). Gradients flow into both `logits` and `labels` (TF2's v2).
+
+    Args:
+      labels: float `Tensor` [..., num_classes]; each row a probability distribution.
+      logits: float `Tensor` of the same shape and dtype.
+      axis: the class axis (default -1).
+    Returns:
+      `Tensor` [...] (the class axis removed).
+    Raises:
+      InvalidArgumentError: if the shapes or dtypes differ.
+    """
+    lg = convert_to_tensor(logits)
+    lb = convert_to_tensor(labels, dtype_hint=lg.dtype)
+    if lb.dtype != lg.dtype:
+        lb = math_ops.cast(lb, lg.dtype)
+    if axis not in (-1, None) and lg.shape.rank is not None and axis != lg.shape.rank - 1:
+        perm = [i for i in range(lg.shape.rank) if i != axis % lg.shape.rank] + [axis]
+        lg, lb = array_ops.transpose(lg, perm), array_ops.transpose(lb, perm)
+    loss, _ = SoftmaxCrossEntropyWithLogits(lg, lb, name=name)
+    return loss
+
+
+softmax_cross_entropy_with_logits_v2 = softmax_cross_entropy_with_logits
+
+
+def _sparse_xent_kernel(logits, labels):
+    logp = _log_softmax_kernel(logits)
+    n = logits.shape[-1]
+    hot = jax.nn.one_hot(labels, n, dtype=logits.dtype)
+    picked = jnp.take_along_axis(logp, jnp.clip(labels, 0, n - 1)[..., None].astype(jnp.int32),
+                                 axis=-1)[..., 0]
+    # Out-of-range labels give NaN, as TensorFlow on GPU (CPU raises).
+    bad = (labels < 0) | (labels >= n)
+    loss = jnp.where(bad, jnp.nan, -picked).astype(logits.dtype)
+    return loss, jnp.exp(logp) - hot
+
+
+SparseSoftmaxCrossEntropyWithLogits = OpDef("SparseSoftmaxCrossEntropyWithLogits",
+                                            kernel=_sparse_xent_kernel)
+
+
+@SparseSoftmaxCrossEntropyWithLogits.shape_fn
+def _sparse_xent_shape(logits, labels):
+    if not labels.dtype.is_integer:
+        raise errors.InvalidArgumentError(
+            f"labels must be int32 or int64 class indices, got {labels.dtype.name}; "
+            "for one-hot or soft labels use softmax_cross_entropy_with_logits")
+    if not logits.dtype.is_floating:
+        raise errors.InvalidArgumentError(f"logits must be floating, got {logits.dtype.name}")
+    if logits.shape.rank is not None and labels.shape.rank is not None:
+        if logits.shape.rank != labels.shape.rank + 1 or not TensorShape(
+                logits.shape.as_list()[:-1]).is_compatible_with(labels.shape):
+            raise errors.InvalidArgumentError(
+                f"labels shape {labels.shape} must equal logits shape {logits.shape} "
+                "without its last (class) dimension")
+    batch = labels.shape if logits.shape.rank is None else TensorShape(
+        logits.shape.as_list()[:-1]).merge_with(labels.shape)
+    return [TensorSpec(batch, logits.dtype), TensorSpec(logits.shape, logits.dtype)]
+
+
+@RegisterGradient("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_xent_grad(op, grad_loss, grad_grad):
+    logits = op.inputs[0]
+    grad_logits = array_ops.expand_dims(grad_loss, -1) * op.outputs[1]
+    if not _is_zero_grad(grad_grad):
+        grad_logits = grad_logits + _xent_second_order(logits, grad_grad)
+    return [grad_logits, None]
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    """Cross-entropy of `softmax(logits)` against integer class `labels`.
+
+    Stable for huge logits and for `-inf` logits (other than the label's).
+
+    Args:
+      labels: int32/int64 `Tensor` [...] of class indices in [0, num_classes).
+      logits: float `Tensor` [..., num_classes].
+    Returns:
+      `Tensor` [...] of `logits`' dtype; NaN for an out-of-range label.
+    Raises:
+      InvalidArgumentError: if `labels` is not integer or its shape is not `logits`'
+        shape without the last axis.
+    """
+    lg = convert_to_tensor(logits)
+    lb = convert_to_tensor(labels, dtype_hint=_dtypes.int32)
+    loss, _ = SparseSoftmaxCrossEntropyWithLogits(lg, lb, name=name)
+    return loss
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Element-wise logistic loss: `max(x, 0) - x * z + log(1 + exp(-abs(x)))`, the
+    stable form TensorFlow uses (x = logits, z = labels).
+
+    Args:
+      labels: float `Tensor` with values in [0, 1], same shape and dtype as `logits`.
+      logits: float `Tensor`.
+    Returns:
+      `Tensor` of the element-wise losses.
+    Raises:
+      InvalidArgumentError: if shapes differ.
+    """
+    x = convert_to_tensor(logits)
+    z = convert_to_tensor(labels, dtype_hint=x.dtype)
+    if z.dtype != x.dtype:
+        z = math_ops.cast(z, x.dtype)
+    if not x.shape.is_compatible_with(z.shape):
+        raise errors.InvalidArgumentError(
+            f"logits and labels must have the same shape: {x.shape} vs {z.shape}")
+    return math_ops.add(relu(x) - x * z, math_ops.log1p(math_ops.exp(-math_ops.abs(x))),
+                        name=name)
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """Sigmoid cross-entropy with the positive term weighted by `pos_weight` (stable)."""
+    x = convert_to_tensor(logits)
+    z = convert_to_tensor(labels, dtype_hint=x.dtype)
+    log_weight = 1 + (pos_weight - 1) * z
+    return math_ops.add((1 - z) * x, log_weight * (
+        math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + relu(-x)), name=name)
+
+
+# ---------------------------------------------------------------- convolution, pooling
+def _conv_padding(padding):
+    if isinstance(padding, str):
+        p = padding.upper()
+        if p not in ("SAME", "VALID"):
+            raise errors.InvalidArgumentError(
+                f"padding must be 'SAME' or 'VALID'. Received: padding={padding!r}")
+        return p
+    return tuple(tuple(int(v) for v in row) for row in padding)
+
+
+def _hw(v, n, what):
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == n + 2:  # TF's [1, s, s, 1] form
+        return v[1:-1]
+    if len(v) == n:
+        return v
+    if len(v) == 1:
+        return v * n
+    raise errors.InvalidArgumentError(f"{what} must have 1, {n} or {n + 2} entries, got {v}")
+
+
+def _out_dim(d, k, s, dil, padding):
+    if d is None:
+        return None
+    eff = (k - 1) * dil + 1
+    if padding == "SAME":
+        return -(-d // s)
+    if padding == "VALID":
+        return -(-(d - eff + 1) // s) if d >= eff else 0
+    lo, hi = padding
+    return (d + lo + hi - eff) // s + 1
+
+
+def _conv2d_kernel(x, w, *, strides, padding, dilations, data_format):
+    dn = ("NHWC", "HWIO", "NHWC") if data_format == "NHWC" else ("NCHW", "HWIO", "NCHW")
+    pad = padding if isinstance(padding, str) else tuple(padding)
+    return lax.conv_general_dilated(x, w, strides, pad, rhs_dilation=dilations,
+                                    dimension_numbers=dn)
+
+
+Conv2D = OpDef("Conv2D", kernel=_conv2d_kernel)
+# Gradient: the generic VJP op (jax.vjp of the convolution: the transposed convolutions).
+
+
+@Conv2D.shape_fn
+def _conv2d_shape(x, w, *, strides, padding, dilations, data_format):
+    d = _shape_rules.same_dtype(x, w)
+    if x.shape.rank not in (None, 4) or w.shape.rank not in (None, 4):
+        raise errors.InvalidArgumentError(
+            f"conv2d needs a 4-D input and a 4-D filter, got {x.shape} and {w.shape}")
+    if x.shape.rank is None or w.shape.rank is None:
+        return TensorSpec(TensorShape(None) if x.shape.rank is None else [None] * 4, d)
+    xs, ws = x.shape.as_list(), w.shape.as_list()
+    n, h, wd, c = xs if data_format == "NHWC" else (xs[0], xs[2], xs[3], xs[1])
+    kh, kw, ci, co = ws
+    if c is not None and ci is not None and c != ci:
+        raise errors.InvalidArgumentError(
+            f"input channels {c} differ from the filter's in_channels {ci} "
+            f"(input {x.shape}, filter {w.shape})")
+    pads = padding if isinstance(padding, str) else (None, None)
+    oh = _out_dim(h, kh, strides[0], dilations[0], pads if isinstance(pads, str) else padding[0])
+    ow = _out_dim(wd, kw, strides[1], dilations[1], pads if isinstance(pads, str) else padding[1])
+    if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
+        raise errors.InvalidArgumentError(
+            f"the filter {w.shape} is larger than the padded input {x.shape}")
+    out = [n, oh, ow, co] if data_format == "NHWC" else [n, co, oh, ow]
+    return TensorSpec(out, d)
+
+
+def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
+           dilations=1, name=None):
+    """2-D convolution (cross-correlation, as TensorFlow) via XLA's conv.
+
+    Args:
+      input: `Tensor` [batch, height, width, in_channels] ("NHWC"; or "NCHW").
+      filters: `Tensor` [kh, kw, in_channels, out_channels], same dtype.
+      strides: int, [sh, sw] or [1, sh, sw, 1].
+      padding: "SAME", "VALID", or explicit [[top, bottom], [left, right]].
+      dilations: int, [dh, dw] or [1, dh, dw, 1].
+    Returns:
+      `Tensor` [batch, out_h, out_w, out_channels]; SAME: out = ceil(in / stride).
+    Raises:
+      InvalidArgumentError: if the ranks, channel counts or dtypes disagree.
+    """
+    x = convert_to_tensor(input)
+    w = convert_to_tensor(filters, dtype_hint=x.dtype)
+    pad = _conv_padding(padding)
+    if not isinstance(pad, str) and len(pad) == 4:
+        pad = pad[1:3] if data_format == "NHWC" else pad[2:]
+    return Conv2D(x, w, strides=_hw(strides, 2, "strides"), padding=pad,
+                  dilations=_hw(dilations, 2, "dilations"), data_format=data_format, name=name)
+
+
+def _window(ksize, strides, data_format):
+    if data_format == "NHWC":
+        return (1, *ksize, 1), (1, *strides, 1)
+    return (1, 1, *ksize), (1, 1, *strides)
+
+
+def _max_pool_kernel(x, *, ksize, strides, padding, data_format):
+    win, st = _window(ksize, strides, data_format)
+    init = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    # A numpy init value keeps lax's max-monoid path (differentiable) under jit.
+    return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, padding)
+
+
+def _avg_pool_kernel(x, *, ksize, strides, padding, data_format):
+    win, st = _window(ksize, strides, data_format)
+    s = lax.reduce_window(x, np.array(0, x.dtype), lax.add, win, st, padding)
+    if padding == "VALID":
+        return s / np.prod(ksize)
+    # SAME: divide by the number of real (unpadded) elements, as TensorFlow.
+    ones = jnp.ones(x.shape, x.dtype)
+    cnt = lax.reduce_window(ones, np.array(0, x.dtype), lax.add, win, st, padding)
+    return s / cnt
+
+
+MaxPool = OpDef("MaxPool", kernel=_max_pool_kernel)
+AvgPool = OpDef("AvgPool", kernel=_avg_pool_kernel)
+
+
+def _pool_shape(x, *, ksize, strides, padding, data_format):
+    if x.shape.rank is None:
+        return TensorSpec([None] * 4, x.dtype)
+    if x.shape.rank != 4:
+        raise errors.InvalidArgumentError(f"pooling needs a 4-D input, got {x.shape}")
+    xs = x.shape.as_list()
+    n, h, w, c = xs if data_format == "NHWC" else (xs[0], xs[2], xs[3], xs[1])
+    oh = _out_dim(h, ksize[0], strides[0], 1, padding)
+    ow = _out_dim(w, ksize[1], strides[1], 1, padding)
+    if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
+        raise errors.InvalidArgumentError(f"window {list(ksize)} is larger than {x.shape}")
+    return TensorSpec([n, oh, ow, c] if data_format == "NHWC" else [n, c, oh, ow], x.dtype)
+
+
+MaxPool.shape_fn(_pool_shape)
+AvgPool.shape_fn(_pool_shape)
+
+
+def _pool(opdef, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    p = _conv_padding(padding)
+    if not isinstance(p, str):
+        raise errors.InvalidArgumentError("pooling padding must be 'SAME' or 'VALID'")
+    return opdef(convert_to_tensor(input), ksize=_hw(ksize, 2, "ksize"),
+                 strides=_hw(strides, 2, "strides"), padding=p,
+                 data_format=data_format or "NHWC", name=name)
+
+
+def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """Max pooling over spatial windows.
+
+    Args:
+      input: `Tensor` [batch, height, width, channels] ("NHWC").
+      ksize: int, [kh, kw] or [1, kh, kw, 1].
+      strides: int, [sh, sw] or [1, sh, sw, 1].
+      padding: "SAME" or "VALID".
+    Returns:
+      `Tensor` [batch, out_h, out_w, channels]. The gradient goes to the max of each
+      window.
+    """
+    return _pool(MaxPool, input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """Average pooling; with "SAME" padding each window averages its real elements only.
+
+    Args: as `max_pool`.
+    Returns:
+      `Tensor` [batch, out_h, out_w, channels].
+    """
+    return _pool(AvgPool, input, ksize, strides, padding, data_format, name)
+
+
+max_pool2d = max_pool
+avg_pool2d = avg_pool
+
+
+# ---------------------------------------------------------------- losses and statistics
+L2Loss = OpDef("L2Loss", kernel=lambda x: jnp.sum(jnp.square(x)) / 2)
+
+
+@L2Loss.shape_fn
+def _l2_loss_shape(x):
+    return TensorSpec([], x.dtype)
+
+
+@RegisterGradient("L2Loss")
+def _l2_loss_grad(op, grad):
+    return [op.inputs[0] * grad]
+
+
+def l2_loss(t, name=None):
+    """`sum(t ** 2) / 2`, a scalar."""
+    return L2Loss(convert_to_tensor(t), name=name)
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
+    """`x / sqrt(max(sum(x ** 2, axis), epsilon))`."""
+    x = convert_to_tensor(x)
+    sq = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+    return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(sq, epsilon)), name=name)
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """Mean and variance of `x` over `axes`.
+
+    Returns:
+      `(mean, variance)`; the axes are kept as size 1 with `keepdims`.
+    """
+    x = convert_to_tensor(x)
+    mean = math_ops.reduce_mean(x, axes, keepdims=True)
+    var = math_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)),
+                               axes, keepdims=True)
+    if not keepdims:
+        mean = array_ops.squeeze(mean, axes)
+        var = array_ops.squeeze(var, axes)
+    return mean, var
+
+
+# ---------------------------------------------------------------- dropout
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes elements with probability `rate` and scales the rest by `1 / (1 - rate)`
+    (inverted dropout), so the expected value is unchanged.
+
+    Args:
+      x: float `Tensor`.
+      rate: float in [0, 1) or a scalar tensor: the probability of dropping.
+      noise_shape: optional shape broadcastable to `x`'s, to share the mask over axes.
+      seed: op seed (see `ml.set_random_seed`).
+    Returns:
+      `Tensor` of `x`'s shape and dtype; each `Session.run` draws a new mask.
+    Raises:
+      ValueError: if `rate` is a number outside [0, 1).
+    """
+    x = convert_to_tensor(x)
+    if isinstance(rate, (int, float)):
+        if not 0 <= rate < 1:
+            raise ValueError(f"rate must be a scalar in [0, 1). Received: rate={rate}")
+        if rate == 0:
+            return array_ops.identity(x, name=name)
+    shape = array_ops.shape(x) if noise_shape is None else noise_shape
+    u = random_ops.random_uniform(shape, dtype=x.dtype, seed=seed)
+    rate_t = convert_to_tensor(rate, dtype_hint=x.dtype)
+    keep = math_ops.greater_equal(u, rate_t)
+    scale = 1 / (1 - rate_t)
+    return math_ops.multiply(x * scale, math_ops.cast(keep, x.dtype), name=name)

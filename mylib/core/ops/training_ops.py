@@ -1,0 +1,247 @@
+"""Training ops: one stateful op, `ResourceApplyOptax`, applies an optax update to a
+list of variables whose optimizer state lives in slot variables.
+
+TensorFlow has one op per optimizer (`ResourceApplyAdam`, ...); here one op covers
+them all: its attrs name the optimizer kind and its hyperparameters (plain data, so
+the graph serializes), and its lowering rebuilds the optax transformation from them,
+reads the variables, slots and gradients, runs ``tx.update`` and
+``optax.apply_updates``, and writes parameters, slots and the step counter back.
+
+Each variable has its own optax state (``tx.init(param)``), flattened into slot
+variables in ``jax.tree`` leaf order, so slots are per variable as in Keras and
+TensorFlow. The learning rate enters the transformation as an extra argument at the
+place Keras applies it (before the momentum trace for SGD and RMSprop), so a changing
+learning rate behaves as in Keras.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.op_registry import NotDifferentiable, OpDef
+
+# Learning-rate schedules (Python callables of the step) cannot be attrs: they live
+# here, keyed by the id string in the op's `schedule` attr. Graphs using them do not
+# serialize to another process.
+_SCHEDULES = {}
+_schedule_ids = itertools.count()
+
+
+def register_schedule(fn):
+    """Keeps `fn` (a callable ``step -> learning rate``) and returns its attr id."""
+    key = f"schedule_{next(_schedule_ids)}"
+    _SCHEDULES[key] = fn
+    return key
+
+
+# ---------------------------------------------------------------- transformations
+def _scale_by_learning_rate():
+    """``u -> -learning_rate * u``, the rate given at update time (an extra arg)."""
+
+    def init_fn(params):
+        del params
+        return optax.EmptyState()
+
+    def update_fn(updates, state, params=None, *, learning_rate, **extra):
+        del params, extra
+        return jax.tree.map(lambda u: (-learning_rate * u).astype(u.dtype), updates), state
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def _build_sgd(momentum=0.0, nesterov=False):
+    parts = [_scale_by_learning_rate()]
+    if momentum:
+        # Keras: m = momentum * m - lr * g; the rate is inside the velocity.
+        parts.append(optax.trace(decay=momentum, nesterov=nesterov))
+    return optax.chain(*parts)
+
+
+def _build_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
+    scale = optax.scale_by_amsgrad if amsgrad else optax.scale_by_adam
+    return optax.chain(scale(b1=beta_1, b2=beta_2, eps=epsilon), _scale_by_learning_rate())
+
+
+def _build_adagrad(initial_accumulator_value=0.1, epsilon=1e-7):
+    return optax.chain(
+        optax.scale_by_rss(initial_accumulator_value=initial_accumulator_value, eps=epsilon),
+        _scale_by_learning_rate())
+
+
+def _build_rmsprop(rho=0.9, momentum=0.0, epsilon=1e-7, centered=False):
+    scale = optax.scale_by_stddev if centered else optax.scale_by_rms
+    parts = [scale(decay=rho, eps=epsilon, initial_scale=0.0, eps_in_sqrt=True),
+             _scale_by_learning_rate()]
+    if momentum:
+        parts.append(optax.trace(decay=momentum))
+    return optax.chain(*parts)
+
+
+_BUILDERS = {"sgd": _build_sgd, "adam": _build_adam, "adagrad": _build_adagrad,
+             "rmsprop": _build_rmsprop}
+
+
+@functools.lru_cache(maxsize=256)
+def build_transform(kind, hparams):
+    """The optax transformation for optimizer `kind` with `hparams` (a tuple of
+    ``(name, value)`` pairs). Cached: the same attrs give the same object."""
+    try:
+        builder = _BUILDERS[kind]
+    except KeyError:
+        raise errors.InvalidArgumentError(
+            f"ResourceApplyOptax: unknown optimizer kind {kind!r}; known: "
+            f"{sorted(_BUILDERS)}") from None
+    return builder(**dict(hparams))
+
+
+def slot_structure(kind, hparams, shape, dtype):
+    """``[(path_name, ShapeDtypeStruct), ...]`` of the optax state for one variable."""
+    tx = build_transform(kind, hparams)
+    spec = jax.ShapeDtypeStruct(tuple(shape), _dtypes.as_dtype(dtype).np)
+    state = jax.eval_shape(tx.init, spec)
+    leaves = jax.tree_util.tree_flatten_with_path(state)[0]
+    out = []
+    for path, leaf in leaves:
+        names = [getattr(k, "name", None) for k in path]
+        names = [n for n in names if n]
+        out.append(("_".join(names) or "state", leaf))
+    return out
+
+
+def slot_initial_values(kind, hparams, shape, dtype):
+    """The initial value of each state leaf of one variable, as ``(fill_value, shape,
+    dtype)`` when the leaf is uniform, else the full numpy array."""
+    import numpy as np
+
+    tx = build_transform(kind, hparams)
+    np_dtype = _dtypes.as_dtype(dtype).np
+    full = slot_structure(kind, hparams, shape, dtype)
+    # The optax inits used here fill each leaf with one value (zeros, the initial
+    # accumulator, a zero count): evaluate them on a one-element parameter instead of
+    # materializing the full-size state on the host.
+    tiny = jax.device_get(jax.tree.leaves(tx.init(jnp.zeros((1,) * len(shape), np_dtype))))
+    out = []
+    for (name, spec), small in zip(full, tiny, strict=True):
+        small = np.asarray(small)
+        if small.size and np.all(small == small.reshape(-1)[0]):
+            out.append((small.reshape(-1)[0], tuple(spec.shape), spec.dtype))
+        else:  # pragma: no cover - no such leaf among the builders above
+            leaf = jax.tree.leaves(tx.init(jnp.zeros(tuple(shape), np_dtype)))[len(out)]
+            out.append(np.asarray(leaf))
+    return out
+
+
+# ---------------------------------------------------------------- the op
+def _clip_by_norm(g, clip_norm):
+    # Keras's clip_by_norm: g * c / max(||g||, c), safe at g = 0.
+    l2sum = jnp.sum(jnp.square(g))
+    pred = l2sum > 0
+    l2norm = jnp.where(pred, jnp.sqrt(jnp.where(pred, l2sum, 1.0)), l2sum)
+    return (g * clip_norm / jnp.maximum(l2norm, clip_norm)).astype(g.dtype)
+
+
+def _apply_optax_lower(ctx, op, *inputs):
+    a = op.attrs
+    n = a["n_vars"]
+    kind, hparams = a["optimizer"], a["hparams"]
+    step = inputs[0]
+    pos = 1
+    if a.get("schedule"):
+        try:
+            schedule = _SCHEDULES[a["schedule"]]
+        except KeyError:
+            raise errors.NotFoundError(
+                f"learning-rate schedule {a['schedule']!r} is not registered in this "
+                "process (graphs with schedule objects do not serialize)") from None
+        lr = jnp.asarray(schedule(step))
+    else:
+        lr = inputs[pos]
+        pos += 1
+    var_refs = inputs[pos:pos + n]
+    slot_refs = inputs[pos + n:len(inputs) - n]
+    grads = list(inputs[len(inputs) - n:])
+    tx = build_transform(kind, hparams)
+    params = [ctx.read_var(op, r) for r in var_refs]
+    grads = [jnp.asarray(g).astype(p.dtype) for g, p in zip(grads, params)]
+
+    if a.get("clipnorm") is not None:
+        grads = [_clip_by_norm(g, a["clipnorm"]) for g in grads]
+    if a.get("global_clipnorm") is not None:
+        grads, _ = optax.clip_by_global_norm(a["global_clipnorm"]).update(
+            grads, optax.EmptyState())
+    if a.get("clipvalue") is not None:
+        c = a["clipvalue"]
+        grads = [jnp.clip(g, -c, c) for g in grads]
+
+    wd = a.get("weight_decay")
+    k = 0
+    for ref, p, g in zip(var_refs, params, grads):
+        treedef = jax.tree.structure(
+            jax.eval_shape(tx.init, jax.ShapeDtypeStruct(p.shape, p.dtype)))
+        m = treedef.num_leaves
+        refs = slot_refs[k:k + m]
+        if len(refs) != m:
+            raise errors.InvalidArgumentError(
+                f"ResourceApplyOptax: variable '{ref.key}' needs {m} slots, "
+                f"got {len(refs)}", op=op)
+        k += m
+        state = jax.tree.unflatten(treedef, [ctx.read_var(op, r) for r in refs])
+        updates, new_state = tx.update(g, state, p, learning_rate=lr.astype(p.dtype))
+        new_p = optax.apply_updates(p, updates)
+        if wd:
+            # Decoupled weight decay, as Keras (and optax.adamw): p -= lr * wd * p.
+            new_p = (new_p - lr.astype(p.dtype) * wd * p).astype(p.dtype)
+        ctx.write_var(op, ref, new_p)
+        for r, v in zip(refs, jax.tree.leaves(new_state)):
+            ctx.write_var(op, r, v)
+    if k != len(slot_refs):
+        raise errors.InvalidArgumentError(
+            f"ResourceApplyOptax: {len(slot_refs)} slots given, {k} used", op=op)
+    return ()
+
+
+ResourceApplyOptax = OpDef("ResourceApplyOptax", lower=_apply_optax_lower, stateful=True,
+                           shape_fn=lambda *specs, **attrs: [])
+NotDifferentiable("ResourceApplyOptax")
+
+
+def resource_apply_optax(step, learning_rate, var_handles, slot_handles, grads, *,
+                         optimizer, hparams, schedule=None, clipnorm=None,
+                         global_clipnorm=None, clipvalue=None, weight_decay=None,
+                         name=None):
+    """One optimizer step on `var_handles`.
+
+    Args:
+      step: int64 scalar `Tensor`, the optimizer's step count before this update (for
+        schedules and Adam's bias correction lives in the slots); the caller increments
+        its counter after every group of variables is updated.
+      learning_rate: float `Tensor` scalar (ignored, may be None, with `schedule`).
+      var_handles: handles of the n variables to update.
+      slot_handles: handles of their optax state leaves, variable by variable, each in
+        ``jax.tree.leaves(tx.init(param))`` order.
+      grads: n dense gradients, shaped as the variables.
+      optimizer: kind, one of ``"sgd"``, ``"adam"``, ``"adagrad"``, ``"rmsprop"``.
+      hparams: tuple of ``(name, value)`` pairs for the kind's transform builder.
+      schedule: id from `register_schedule`; the rate is then ``schedule(iterations)``.
+      clipnorm / global_clipnorm / clipvalue: gradient clipping, as Keras.
+      weight_decay: decoupled decay ``p -= lr * weight_decay * p``.
+    Returns:
+      The `Operation`.
+    """
+    if len(grads) != len(var_handles):
+        raise ValueError(f"{len(grads)} gradients for {len(var_handles)} variables")
+    inputs = [step]
+    if schedule is None:
+        inputs.append(learning_rate)
+    inputs += list(var_handles) + list(slot_handles) + list(grads)
+    return ResourceApplyOptax(
+        *inputs, optimizer=optimizer, hparams=tuple(hparams), n_vars=len(var_handles),
+        schedule=schedule, clipnorm=clipnorm, global_clipnorm=global_clipnorm,
+        clipvalue=clipvalue, weight_decay=weight_decay, name=name)

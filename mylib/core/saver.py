@@ -1,0 +1,768 @@
+"""Checkpoints: `Saver`, the `checkpoint` index file, `latest_checkpoint`, global step.
+
+TensorFlow 1's `tf.train.Saver`, for variables whose values live in the `Session`.
+
+File format. A checkpoint with prefix ``P`` (``save_path`` or ``save_path-<step>``) is
+one file, ``P.mylib``::
+
+    offset  size  field
+    0       8     magic b"MYLIBCKP"
+    8       4     format version (uint32, little-endian), currently 1
+    12      4     flags (uint32), 0
+    16      8     payload length in bytes (uint64)
+    24      4     CRC-32 of the payload (uint32, zlib.crc32)
+    28      4     reserved, 0
+    32      ...   payload: flax.serialization.msgpack_serialize of
+                  {"format": "mylib.checkpoint", "version": 1,
+                   "variables": {name: numpy array}}
+
+Arrays are msgpack extension records holding (shape, dtype name, raw bytes), so any
+dtype numpy knows round-trips (float16/32/64, bfloat16, ints, bool, complex); a load
+decodes data only, it never unpickles or runs code. A file that is truncated, has
+another magic, an unknown version, a bad checksum or a malformed payload raises
+`DataLossError` naming the file and what is wrong, before any variable changes.
+
+Each save writes a temporary file in the same directory, fsyncs it, and renames it
+over ``P.mylib`` (`os.replace`, atomic on POSIX); then the index file ``checkpoint``
+in the directory (TensorFlow's text format: ``model_checkpoint_path: "..."``,
+``all_model_checkpoint_paths: "..."``) is replaced the same way; only then are
+checkpoints beyond `max_to_keep` deleted. A crash at any point leaves the previous
+checkpoint loadable and the index pointing at a complete file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import struct
+import tempfile
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from mylib.core import errors
+from mylib.core.graph import GraphKeys, Tensor, get_default_graph
+from mylib.core.tensor_shape import TensorShape
+
+__all__ = ["Saver", "CheckpointState", "latest_checkpoint", "get_checkpoint_state",
+           "update_checkpoint_state", "checkpoint_exists", "get_checkpoint_mtimes",
+           "remove_checkpoint", "list_variables", "load_variable", "load_checkpoint",
+           "get_or_create_global_step", "get_global_step", "create_global_step",
+           "assert_global_step", "global_step", "DATA_SUFFIX"]
+
+_log = logging.getLogger("mylib.saver")
+
+DATA_SUFFIX = ".mylib"
+_MAGIC = b"MYLIBCKP"
+_VERSION = 1
+_FORMAT = "mylib.checkpoint"
+_HEADER = struct.Struct("<8sIIQI4x")  # magic, version, flags, payload length, crc32
+_CHUNK = 16 << 20  # bytes per write() call
+
+
+def _now():
+    return time.time()
+
+
+# ---------------------------------------------------------------- the data file
+def _write_chunks(f, chunks):
+    """Writes `chunks` (bytes-like) to the open file `f` (a seam for crash tests)."""
+    for c in chunks:
+        f.write(c)
+
+
+def _fsync_dir(dirname):
+    try:
+        fd = os.open(dirname or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path, chunks):
+    """Writes `chunks` to `path` atomically: a temporary file in the same directory,
+    flushed and fsynced, then renamed over `path`. On any error `path` is untouched
+    and the temporary file is removed."""
+    dirname = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                               dir=dirname)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write_chunks(f, chunks)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(dirname)
+
+
+def _split(buf, n=_CHUNK):
+    mv = memoryview(buf)
+    return [mv[i:i + n] for i in range(0, len(mv), n)] or [mv]
+
+
+def write_checkpoint_file(path, arrays):
+    """Writes `{name: numpy array}` to `path` atomically in the format above."""
+    from flax import serialization
+
+    payload = serialization.msgpack_serialize(
+        {"format": _FORMAT, "version": _VERSION, "variables": dict(arrays)})
+    header = _HEADER.pack(_MAGIC, _VERSION, 0, len(payload), zlib.crc32(payload))
+    _atomic_write(path, [header] + _split(payload))
+    return path
+
+
+def read_checkpoint_file(path):
+    """The `{name: numpy array}` stored in `path`.
+
+    Raises:
+      NotFoundError: no such file.
+      DataLossError: the file is truncated, foreign, of an unknown version, corrupted
+        (checksum) or malformed.
+    """
+    from flax import serialization
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(f"Checkpoint file not found: {path}") from None
+    except IsADirectoryError:
+        raise errors.DataLossError(f"Checkpoint path {path} is a directory, not a file") \
+            from None
+    if len(data) < _HEADER.size:
+        if _MAGIC.startswith(data[:len(_MAGIC)]) and data:
+            raise errors.DataLossError(
+                f"Checkpoint file {path} is truncated: {len(data)} bytes, shorter than its "
+                f"{_HEADER.size}-byte header")
+        raise errors.DataLossError(
+            f"{path} is not a mylib checkpoint: {len(data)} bytes, no '{_MAGIC.decode()}' "
+            "header")
+    magic, version, _flags, length, crc = _HEADER.unpack_from(data)
+    if magic != _MAGIC:
+        raise errors.DataLossError(
+            f"{path} is not a mylib checkpoint: it starts with {data[:8]!r}, expected "
+            f"{_MAGIC!r}")
+    if version != _VERSION:
+        raise errors.DataLossError(
+            f"Checkpoint file {path} has format version {version}; this mylib reads "
+            f"version {_VERSION}")
+    have = len(data) - _HEADER.size
+    if have < length:
+        raise errors.DataLossError(
+            f"Checkpoint file {path} is truncated: its header promises {length} payload "
+            f"bytes, the file holds {have}")
+    if have > length:
+        raise errors.DataLossError(
+            f"Checkpoint file {path} is corrupted: {have - length} unexpected bytes after "
+            f"the {length}-byte payload")
+    payload = memoryview(data)[_HEADER.size:]
+    got = zlib.crc32(payload)
+    if got != crc:
+        raise errors.DataLossError(
+            f"Checkpoint file {path} is corrupted: payload checksum {got:#010x} does not "
+            f"match the recorded {crc:#010x}")
+    try:
+        tree = serialization.msgpack_restore(payload)
+    except Exception as e:  # noqa: BLE001 - any decoder failure is data loss
+        raise errors.DataLossError(
+            f"Checkpoint file {path} is malformed: cannot decode its payload "
+            f"({type(e).__name__}: {e})") from None
+    if (not isinstance(tree, dict) or tree.get("format") != _FORMAT
+            or not isinstance(tree.get("variables"), dict)):
+        raise errors.DataLossError(
+            f"Checkpoint file {path} is malformed: the payload is not a mylib checkpoint")
+    out = {}
+    for name, a in tree["variables"].items():
+        if not isinstance(name, str) or not isinstance(a, (np.ndarray, np.generic)):
+            raise errors.DataLossError(
+                f"Checkpoint file {path} is malformed: entry {name!r} is not a named array")
+        out[name] = np.asarray(a)
+    return out
+
+
+def _data_path(prefix):
+    """The data file of checkpoint `prefix` (also accepts the data file itself)."""
+    if prefix.endswith(DATA_SUFFIX) and not os.path.exists(prefix + DATA_SUFFIX) \
+            and os.path.isfile(prefix):
+        return prefix
+    return prefix + DATA_SUFFIX
+
+
+def checkpoint_exists(checkpoint_prefix):
+    """True if the checkpoint `checkpoint_prefix` (as `save` returns) exists."""
+    return os.path.isfile(_data_path(os.fspath(checkpoint_prefix)))
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes):
+    """The modification times of the checkpoints that exist among the prefixes."""
+    out = []
+    for p in checkpoint_prefixes:
+        try:
+            out.append(os.path.getmtime(_data_path(os.fspath(p))))
+        except OSError:
+            pass
+    return out
+
+
+def remove_checkpoint(checkpoint_prefix, meta_graph_suffix="meta"):
+    """Deletes the files of checkpoint `checkpoint_prefix` (missing files are fine)."""
+    for f in (checkpoint_prefix + DATA_SUFFIX, checkpoint_prefix + "." + meta_graph_suffix):
+        try:
+            os.remove(f)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            _log.warning("Ignoring: failed to delete %s: %s", f, e)
+
+
+# ---------------------------------------------------------------- the index file
+class CheckpointState:
+    """The contents of a `checkpoint` index file (TensorFlow's `CheckpointState`)."""
+
+    def __init__(self, model_checkpoint_path="", all_model_checkpoint_paths=(),
+                 all_model_checkpoint_timestamps=(), last_preserved_timestamp=None):
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths)
+        self.all_model_checkpoint_timestamps = list(all_model_checkpoint_timestamps)
+        self.last_preserved_timestamp = last_preserved_timestamp
+
+    def __repr__(self):
+        return (f"CheckpointState(model_checkpoint_path={self.model_checkpoint_path!r}, "
+                f"all_model_checkpoint_paths={self.all_model_checkpoint_paths!r})")
+
+
+_ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESC = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "r": "\r", "t": "\t", "a": "\a",
+          "b": "\b", "f": "\f", "v": "\v"}
+_LINE = re.compile(r'^\s*([A-Za-z_]+)\s*:\s*(.*?)\s*$')
+
+
+def _quote(s):
+    return '"' + "".join(_ESC.get(c, c) for c in s) + '"'
+
+
+def _unquote(s, where):
+    if len(s) < 2 or s[0] not in "\"'" or s[-1] != s[0]:
+        raise ValueError(f"{where}: expected a quoted string, got {s!r}")
+    body, out, i = s[1:-1], bytearray(), 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            n = body[i + 1]
+            if n in _UNESC:
+                out += _UNESC[n].encode()
+                i += 2
+                continue
+            m = re.match(r"[0-7]{1,3}", body[i + 1:])
+            if m:
+                out.append(int(m.group(0), 8) & 0xFF)
+                i += 1 + len(m.group(0))
+                continue
+        out += c.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+def _index_text(state):
+    lines = [f"model_checkpoint_path: {_quote(state.model_checkpoint_path)}"]
+    lines += [f"all_model_checkpoint_paths: {_quote(p)}"
+              for p in state.all_model_checkpoint_paths]
+    lines += [f"all_model_checkpoint_timestamps: {t!r}"
+              for t in state.all_model_checkpoint_timestamps]
+    if state.last_preserved_timestamp is not None:
+        lines.append(f"last_preserved_timestamp: {float(state.last_preserved_timestamp)!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _parse_index(text, where):
+    st = CheckpointState()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            raise ValueError(f"{where}:{n}: cannot parse {line!r}")
+        key, val = m.groups()
+        if key == "model_checkpoint_path":
+            st.model_checkpoint_path = _unquote(val, f"{where}:{n}")
+        elif key == "all_model_checkpoint_paths":
+            st.all_model_checkpoint_paths.append(_unquote(val, f"{where}:{n}"))
+        elif key == "all_model_checkpoint_timestamps":
+            st.all_model_checkpoint_timestamps.append(float(val))
+        elif key == "last_preserved_timestamp":
+            st.last_preserved_timestamp = float(val)
+        else:
+            raise ValueError(f"{where}:{n}: unknown field {key!r}")
+    return st
+
+
+def _index_path(checkpoint_dir, latest_filename):
+    return os.path.join(checkpoint_dir, latest_filename or "checkpoint")
+
+
+def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None,
+                            latest_filename=None, all_model_checkpoint_timestamps=None,
+                            last_preserved_timestamp=None, save_relative_paths=True):
+    """Writes the index file of `save_dir` atomically. `model_checkpoint_path` is added
+    to the end of `all_model_checkpoint_paths` if missing. With `save_relative_paths`
+    the paths of checkpoints inside `save_dir` are written relative to it, so the
+    directory can be moved."""
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths = [p for p in paths if p != model_checkpoint_path] + [model_checkpoint_path]
+
+    base = os.path.abspath(save_dir)
+
+    def rel(p):
+        a = os.path.abspath(p)
+        if save_relative_paths:
+            r = os.path.relpath(a, base)
+            if r != os.pardir and not r.startswith(os.pardir + os.sep):
+                return r
+        return a
+
+    state = CheckpointState(rel(model_checkpoint_path), [rel(p) for p in paths],
+                            list(all_model_checkpoint_timestamps or []),
+                            last_preserved_timestamp)
+    path = _index_path(save_dir, latest_filename)
+    _atomic_write(path, [_index_text(state).encode("utf-8")])
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The `CheckpointState` of `checkpoint_dir`'s index file, with relative paths made
+    relative to `checkpoint_dir`, or None if there is no (readable) index file."""
+    checkpoint_dir = os.fspath(checkpoint_dir)
+    path = _index_path(checkpoint_dir, latest_filename)
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="surrogateescape")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    try:
+        st = _parse_index(text, path)
+    except ValueError as e:
+        _log.warning("%s; checkpoint index ignored", e)
+        return None
+    if not st.model_checkpoint_path:
+        raise ValueError(f"Invalid checkpoint state loaded from {path}: no "
+                         "model_checkpoint_path")
+
+    def absolute(p):
+        return p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+
+    st.model_checkpoint_path = absolute(st.model_checkpoint_path)
+    st.all_model_checkpoint_paths = [absolute(p) for p in st.all_model_checkpoint_paths]
+    return st
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    """The prefix of the newest checkpoint recorded in `checkpoint_dir`'s index file,
+    or None if there is no index file or the checkpoint it names does not exist."""
+    st = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if st is None or not st.model_checkpoint_path:
+        return None
+    if checkpoint_exists(st.model_checkpoint_path):
+        return st.model_checkpoint_path
+    _log.error("Couldn't find the checkpoint %s named by the index of %s",
+               st.model_checkpoint_path, checkpoint_dir)
+    return None
+
+
+def load_checkpoint(ckpt_dir_or_file):
+    """`{name: numpy array}` of a checkpoint (a prefix, or a directory: its latest)."""
+    return read_checkpoint_file(_data_path(_resolve(ckpt_dir_or_file)))
+
+
+def _resolve(ckpt_dir_or_file):
+    p = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(p):
+        latest = latest_checkpoint(p)
+        if latest is None:
+            raise errors.NotFoundError(f"No checkpoint found in directory {p}")
+        return latest
+    return p
+
+
+def list_variables(ckpt_dir_or_file):
+    """``[(name, shape), ...]`` sorted by name, of a checkpoint (prefix or directory)."""
+    return sorted((k, list(v.shape)) for k, v in load_checkpoint(ckpt_dir_or_file).items())
+
+
+def load_variable(ckpt_dir_or_file, name):
+    """The numpy value of `name` in a checkpoint (prefix or directory)."""
+    arrays = load_checkpoint(ckpt_dir_or_file)
+    if name.endswith(":0"):
+        name = name[:-2]
+    try:
+        return arrays[name]
+    except KeyError:
+        raise errors.NotFoundError(
+            f"Key '{name}' not found in checkpoint {ckpt_dir_or_file}") from None
+
+
+# ---------------------------------------------------------------- Saver
+def _is_var(v):
+    return hasattr(v, "_key") and hasattr(v, "dtype") and hasattr(v, "shape")
+
+
+def _var_dict(var_list):
+    if isinstance(var_list, dict):
+        out = {}
+        for name, v in var_list.items():
+            if not isinstance(name, str):
+                raise TypeError(f"Saver: names in a var_list dict must be strings, got {name!r}")
+            if not _is_var(v):
+                raise TypeError(f"Saver: the value of '{name}' in var_list is not a "
+                                f"Variable: {v!r}")
+            out[name] = v
+        return out
+    if _is_var(var_list):
+        var_list = [var_list]
+    if not isinstance(var_list, (list, tuple, set, frozenset)):
+        raise TypeError(f"Saver: var_list must be a list or dict of Variables, got "
+                        f"{type(var_list).__name__}")
+    out = {}
+    for v in var_list:
+        if not _is_var(v):
+            raise TypeError(f"Saver: var_list holds {v!r}, which is not a Variable")
+        name = v._key
+        if name in out:
+            if out[name] is v:
+                raise ValueError(f"Saver: variable '{name}' appears twice in var_list")
+            raise ValueError(f"At least two variables have the same name: {name}")
+        out[name] = v
+    return out
+
+
+def _step_value(sess, step):
+    if isinstance(step, (bool, np.bool_)):
+        raise TypeError(f"global_step must be an int, a Variable or a Tensor, got {step!r}")
+    if isinstance(step, (int, np.integer)):
+        return int(step)
+    if _is_var(step) or isinstance(step, (Tensor, str)):
+        v = np.asarray(sess.run(step))
+        if v.ndim != 0 or not (np.issubdtype(v.dtype, np.integer)):
+            raise TypeError(f"global_step must evaluate to an integer scalar, got {v.dtype} "
+                            f"of shape {v.shape}")
+        return int(v)
+    raise TypeError(f"global_step must be an int, a Variable or a Tensor, got {step!r}")
+
+
+class Saver:
+    """Saves and restores variables (TensorFlow 1's `tf.train.Saver`).
+
+    Args:
+      var_list: the variables to save: None (all `GLOBAL_VARIABLES` and
+        ``"saveable_objects"`` of the default graph), a list of `Variable`s (saved under
+        their op names, ``v.op.name``), or a dict ``{name_in_checkpoint: Variable}``.
+      max_to_keep: how many recent checkpoints to keep; older ones are deleted after
+        each save. None or 0 keeps all files (the index then lists only the newest).
+      keep_checkpoint_every_n_hours: additionally keep one checkpoint per this many
+        hours of training, exempt from `max_to_keep` (None: never).
+      name: optional name (kept for TensorFlow compatibility).
+      sharded: accepted; the checkpoint is always one file.
+      save_relative_paths: write paths relative to the directory in the index file.
+      allow_empty: allow no variables (`save` then writes nothing and returns None).
+      defer_build: resolve `var_list` at the first `save`/`restore`/`build`.
+      pad_step_number: write the step as ``%08d``.
+
+    Example::
+
+        saver = ml.train.Saver(max_to_keep=3)
+        saver.save(sess, "/tmp/run/model.ckpt", global_step=step)   # model.ckpt-<step>
+        saver.restore(sess, ml.train.latest_checkpoint("/tmp/run"))
+
+    See this module's docstring for the file format and atomicity.
+    """
+
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
+                 keep_checkpoint_every_n_hours=None, name=None, restore_sequentially=False,
+                 allow_empty=False, defer_build=False, pad_step_number=False,
+                 save_relative_paths=True):
+        if reshape:
+            raise errors.UnimplementedError("Saver(reshape=True) is not supported")
+        if max_to_keep is not None and max_to_keep < 0:
+            raise ValueError(f"max_to_keep must be >= 0 or None, got {max_to_keep}")
+        if keep_checkpoint_every_n_hours is not None and keep_checkpoint_every_n_hours <= 0:
+            raise ValueError("keep_checkpoint_every_n_hours must be positive or None, got "
+                             f"{keep_checkpoint_every_n_hours}")
+        self._var_list_arg = var_list
+        self._graph = get_default_graph()
+        self.name = name or "save"
+        self._sharded = bool(sharded)
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._allow_empty = allow_empty
+        self._pad_step_number = pad_step_number
+        self._save_relative_paths = save_relative_paths
+        self._vars = None
+        self._lock = threading.Lock()
+        self._last_checkpoints = []  # [(prefix, timestamp)], oldest first
+        self._to_delete = []
+        self._last_preserved_timestamp = _now()
+        self._next_checkpoint_time = (
+            None if keep_checkpoint_every_n_hours is None
+            else _now() + keep_checkpoint_every_n_hours * 3600.0)
+        if not defer_build:
+            self.build()
+
+    def build(self):
+        """Resolves `var_list` (done by the constructor unless `defer_build`)."""
+        if self._vars is not None:
+            return
+        var_list = self._var_list_arg
+        if var_list is None:
+            g = self._graph
+            var_list = list(g.get_collection(GraphKeys.GLOBAL_VARIABLES))
+            var_list += [s for s in g.get_collection(
+                getattr(GraphKeys, "SAVEABLE_OBJECTS", "saveable_objects")) if s not in var_list]
+        vars_ = _var_dict(var_list)
+        if not vars_ and not self._allow_empty:
+            raise ValueError("No variables to save")
+        self._vars = vars_
+
+    # --- bookkeeping of recent checkpoints ---
+    @property
+    def last_checkpoints(self):
+        """The prefixes of the checkpoints not yet deleted, oldest first."""
+        return [p for p, _ in self._last_checkpoints]
+
+    def set_last_checkpoints(self, last_checkpoints):
+        self.set_last_checkpoints_with_time([(p, _now()) for p in last_checkpoints])
+
+    def set_last_checkpoints_with_time(self, last_checkpoints_with_time):
+        """Sets the list of recent checkpoints: ``[(prefix, timestamp), ...]``."""
+        if not isinstance(last_checkpoints_with_time, list):
+            raise TypeError("last_checkpoints_with_time must be a list")
+        self._last_checkpoints = [(os.fspath(p), float(t)) for p, t in last_checkpoints_with_time]
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        """Adopts the existing checkpoints among `checkpoint_paths` (e.g. a previous
+        run's ``get_checkpoint_state(dir).all_model_checkpoint_paths``), with their file
+        times, so `max_to_keep` goes on counting them."""
+        got = []
+        for p in checkpoint_paths:
+            t = get_checkpoint_mtimes([p])
+            if t:
+                got.append((p, t[0]))
+        self.set_last_checkpoints_with_time(got)
+
+    def _record(self, prefix):
+        if not self._max_to_keep:
+            return
+        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
+        self._last_checkpoints.append((prefix, _now()))
+        while len(self._last_checkpoints) > self._max_to_keep:
+            self._to_delete.append(self._last_checkpoints.pop(0))
+
+    def _maybe_delete_old(self, meta_graph_suffix):
+        while self._to_delete:
+            p, t = self._to_delete.pop(0)
+            if self._next_checkpoint_time is not None and t > self._next_checkpoint_time:
+                self._next_checkpoint_time += self._keep_hours * 3600.0
+                self._last_preserved_timestamp = t
+                continue
+            remove_checkpoint(p, meta_graph_suffix)
+
+    # --- save / restore ---
+    def save(self, sess, save_path, global_step=None, latest_filename=None,
+             meta_graph_suffix="meta", write_meta_graph=False, write_state=True):
+        """Saves the variables' values in `sess` to a checkpoint.
+
+        Args:
+          sess: the `Session` holding the values.
+          save_path: the checkpoint prefix, e.g. ``"/tmp/run/model.ckpt"``; its
+            directory must exist.
+          global_step: optional int, integer `Variable` or `Tensor` (evaluated in
+            `sess`); the prefix becomes ``save_path-<step>``.
+          latest_filename: the index file's name in the directory (``"checkpoint"``).
+          write_meta_graph: also write ``<prefix>.meta`` (needs the graph_io module).
+          write_state: update the index file and the `max_to_keep` bookkeeping.
+        Returns:
+          The prefix written (pass it to `restore`), or None for an empty saver.
+        Raises:
+          FailedPreconditionError: a variable is not initialized in `sess`.
+          ValueError: the directory does not exist.
+        """
+        self.build()
+        if not self._vars:
+            return None
+        save_path = os.fspath(save_path)
+        latest_filename = latest_filename or "checkpoint"
+        if os.path.split(latest_filename)[0]:
+            raise ValueError("'latest_filename' must not contain path components")
+        if global_step is not None:
+            step = _step_value(sess, global_step)
+            prefix = f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
+        else:
+            prefix = save_path
+        save_dir = os.path.dirname(prefix) or "."
+        if not os.path.isdir(save_dir):
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        if os.path.abspath(prefix) == os.path.abspath(os.path.join(save_dir, latest_filename)):
+            raise ValueError(f"'latest_filename' collides with 'save_path': "
+                             f"'{latest_filename}' and '{save_path}'")
+        names = list(self._vars)
+        keys = [self._vars[n]._key for n in names]
+        values = sess._read_vars(keys)
+        for n, k, v in zip(names, keys, values):
+            if v is None:
+                raise errors.FailedPreconditionError(
+                    f"Attempting to save uninitialized variable '{k}' (as '{n}') to "
+                    f"{prefix}: run its initializer or restore it first",
+                    op=getattr(self._vars[n], "op", None))
+            if v.dtype.kind in "OUS":
+                raise errors.InvalidArgumentError(
+                    f"Cannot save variable '{k}': dtype {v.dtype} is not an array dtype")
+        write_checkpoint_file(prefix + DATA_SUFFIX, dict(zip(names, values)))
+        if write_meta_graph:
+            self.export_meta_graph(prefix + "." + meta_graph_suffix, sess.graph)
+        if write_state:
+            with self._lock:
+                self._record(prefix)
+                update_checkpoint_state(
+                    save_dir, prefix, self.last_checkpoints or [prefix], latest_filename,
+                    [t for _, t in self._last_checkpoints] or None,
+                    self._last_preserved_timestamp, self._save_relative_paths)
+                self._maybe_delete_old(meta_graph_suffix)
+        return prefix
+
+    def export_meta_graph(self, filename, graph=None):
+        try:
+            from mylib.core.graph_io import export_meta_graph
+        except ImportError:
+            raise errors.UnimplementedError(
+                "write_meta_graph=True needs mylib.core.graph_io.export_meta_graph, which "
+                "this build lacks") from None
+        return export_meta_graph(filename=filename, graph=graph or self._graph)
+
+    def restore(self, sess, save_path):
+        """Sets the variables in `sess` to the values in checkpoint `save_path`.
+
+        Everything is checked before any variable changes: on any error every variable
+        keeps its value. The variables need not be initialized first.
+
+        Raises:
+          ValueError: `save_path` is None.
+          NotFoundError: no checkpoint at `save_path`, or a variable is missing from it.
+          InvalidArgumentError: a shape or dtype differs (both are named).
+          DataLossError: the file is truncated, foreign or corrupted.
+        """
+        import jax
+
+        self.build()
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        save_path = os.fspath(save_path)
+        path = _data_path(save_path)
+        if not os.path.exists(path):
+            raise errors.NotFoundError(
+                f"Failed to find a checkpoint at '{save_path}' (no file '{path}'); "
+                "ml.train.latest_checkpoint(dir) gives the newest one in a directory")
+        arrays = read_checkpoint_file(path)
+        missing, bad = [], []
+        for name, v in self._vars.items():
+            a = arrays.get(name)
+            if a is None:
+                missing.append(name)
+                continue
+            want = v.dtype.np
+            if a.dtype != want:
+                bad.append(f"'{name}': the variable has dtype {v.dtype.name}, the checkpoint "
+                           f"has {a.dtype.name}")
+            elif not TensorShape(v.shape).is_compatible_with(TensorShape(a.shape)):
+                bad.append(f"'{name}': the variable has shape {TensorShape(v.shape)}, the "
+                           f"checkpoint has shape {TensorShape(a.shape)}")
+        if missing:
+            held = sorted(arrays)
+            shown = ", ".join(held[:20]) + (", ..." if len(held) > 20 else "")
+            raise errors.NotFoundError(
+                f"Key{'s' if len(missing) > 1 else ''} {', '.join(missing)} not found in "
+                f"checkpoint {save_path} (it holds: {shown or 'nothing'})")
+        if bad:
+            raise errors.InvalidArgumentError(
+                f"Restoring from checkpoint {save_path} failed: " + "; ".join(bad))
+        placed = {}
+        for name, v in self._vars.items():
+            placed[v._key] = jax.device_put(arrays[name])
+        sess._assign_vars(placed)
+
+    def __repr__(self):
+        n = "?" if self._vars is None else len(self._vars)
+        return f"<ml.train.Saver {n} variables, max_to_keep={self._max_to_keep}>"
+
+
+# ---------------------------------------------------------------- global step
+def get_global_step(graph=None):
+    """The global step variable of `graph` (default graph), or None."""
+    graph = graph or get_default_graph()
+    coll = graph.get_collection(GraphKeys.GLOBAL_STEP)
+    if len(coll) > 1:
+        _log.error("Multiple tensors in the global_step collection.")
+        return None
+    if coll:
+        step = coll[0]
+    else:
+        step = getattr(graph, "_variables", {}).get("global_step")
+        if step is None:
+            return None
+    assert_global_step(step)
+    return step
+
+
+def assert_global_step(global_step_tensor):
+    """Raises TypeError unless it is an integer scalar Variable or Tensor."""
+    if not (_is_var(global_step_tensor) or isinstance(global_step_tensor, Tensor)):
+        raise TypeError(f"Existing 'global_step' must be a Variable or Tensor: "
+                        f"{global_step_tensor!r}")
+    if not global_step_tensor.dtype.is_integer:
+        raise TypeError(f"Existing 'global_step' does not have integer type: "
+                        f"{global_step_tensor.dtype.name}")
+    shape = TensorShape(global_step_tensor.shape)
+    if shape.rank not in (0, None):
+        raise TypeError(f"Existing 'global_step' is not scalar: {shape}")
+
+
+def create_global_step(graph=None):
+    """Creates the global step: an int64 scalar, non-trainable variable named
+    ``global_step`` in `GLOBAL_VARIABLES` and `GLOBAL_STEP`, initialized to 0.
+
+    Raises:
+      ValueError: the graph already has one.
+    """
+    from mylib.core import dtypes
+    from mylib.core.variables import Variable
+
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError('"global_step" already exists.')
+    with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
+        return Variable(np.int64(0), trainable=False, name="global_step", dtype=dtypes.int64,
+                        shape=(), collections=[GraphKeys.GLOBAL_VARIABLES,
+                                               GraphKeys.GLOBAL_STEP])
+
+
+def get_or_create_global_step(graph=None):
+    """The global step variable of `graph`, created if it has none."""
+    graph = graph or get_default_graph()
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
+
+
+def global_step(sess, global_step_tensor):
+    """The int value of the global step in `sess`."""
+    return _step_value(sess, global_step_tensor)

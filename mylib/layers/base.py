@@ -1,0 +1,484 @@
+"""`Layer`, `InputSpec`, `InputLayer` and `Input`: the Keras layer contract on graph ops.
+
+A layer is called on symbolic `Tensor`s: the first call builds its weights
+(`build(input_shape)` -> `add_weight` -> `ml.Variable`s in the inputs' graph), every call
+checks the input against `input_spec` and adds the ops of `call` under a name scope of
+the layer's name. Each call is recorded as a node (layer, inputs, outputs), which is how
+a functional `Model` finds its layers and replays them (for example with
+``training=True`` for the training graph).
+
+The ``training`` argument is a Python bool fixed when the ops are built (None means
+inference): a model's training step and its inference graph are two forward passes
+over the same weights, so inference graphs hold no dropout ops at all.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import weakref
+
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core.graph import Graph, Tensor, get_default_graph
+from mylib.core.ops import array_ops
+from mylib.core.tensor_shape import as_shape
+from mylib.core.variables import Variable
+
+# ---------------------------------------------------------------- names
+_name_counters: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def to_snake_case(name):
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+
+
+def unique_object_name(base, graph=None):
+    """`base`, `base_1`, `base_2`, ... unique within `graph` (Keras's per-graph uids)."""
+    g = graph if graph is not None else get_default_graph()
+    counts = _name_counters.setdefault(g, {})
+    i = counts.get(base, 0)
+    counts[base] = i + 1
+    return base if i == 0 else f"{base}_{i}"
+
+
+def reset_uids(graph=None):
+    """Forgets the layer names used in `graph` (Keras's `clear_session` does this)."""
+    _name_counters.pop(graph if graph is not None else get_default_graph(), None)
+
+
+# ---------------------------------------------------------------- node history
+class Node:
+    """One call of a layer: `inputs` (the structure passed), `outputs` (a structure)."""
+
+    __slots__ = ("layer", "inputs", "outputs", "args", "kwargs")
+
+    def __init__(self, layer, inputs, outputs, args, kwargs):
+        self.layer, self.inputs, self.outputs = layer, inputs, outputs
+        self.args, self.kwargs = args, kwargs
+
+    @property
+    def input_tensors(self):
+        return flatten(self.inputs)
+
+    @property
+    def output_tensors(self):
+        return flatten(self.outputs)
+
+
+# Tensor -> (Node, index in the node's flat outputs). Tensors have __slots__, so the
+# Keras history lives here rather than on the tensor.
+_history: "weakref.WeakKeyDictionary[Tensor, tuple]" = weakref.WeakKeyDictionary()
+
+
+def keras_history(t):
+    """(Node, index) that produced `t`, or None for tensors not made by a layer."""
+    return _history.get(t) if isinstance(t, Tensor) else None
+
+
+def flatten(struct):
+    if isinstance(struct, dict):
+        return [x for k in sorted(struct) for x in flatten(struct[k])]
+    if isinstance(struct, (list, tuple)):
+        return [x for s in struct for x in flatten(s)]
+    return [struct]
+
+
+def pack_like(struct, flat):
+    """Inverse of `flatten`: rebuilds `struct`'s nesting from a flat iterable."""
+    it = iter(flat)
+
+    def build(s):
+        if isinstance(s, dict):
+            out = {k: build(s[k]) for k in sorted(s)}
+            return {k: out[k] for k in s}
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(x) for x in s)
+        return next(it)
+
+    return build(struct)
+
+
+def _shape_tuple(t):
+    s = t.shape
+    return None if s.rank is None else tuple(s.as_list())
+
+
+def _fmt_shape(shape):
+    if shape is None:
+        return "<unknown>"
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
+
+
+# ---------------------------------------------------------------- InputSpec
+class InputSpec:
+    """What a layer accepts (Keras's `InputSpec`): `dtype`, `shape` (None entries are
+    free), `ndim`, `max_ndim`, `min_ndim`, `axes` ({axis: size})."""
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None,
+                 axes=None):
+        self.dtype = None if dtype is None else _dtypes.as_dtype(dtype)
+        self.shape = None if shape is None else tuple(shape)
+        self.ndim = len(self.shape) if self.shape is not None else ndim
+        self.max_ndim, self.min_ndim = max_ndim, min_ndim
+        self.axes = dict(axes or {})
+
+    def __repr__(self):
+        return (f"InputSpec(dtype={self.dtype}, shape={self.shape}, ndim={self.ndim}, "
+                f"max_ndim={self.max_ndim}, min_ndim={self.min_ndim}, axes={self.axes})")
+
+
+def assert_input_compatibility(spec, inputs, layer_name):
+    """Raises ValueError naming the layer, what it expects and what it received."""
+    specs = spec if isinstance(spec, (list, tuple)) else [spec]
+    flat = flatten(inputs)
+    if len(specs) != len(flat):
+        if len(specs) == 1:
+            specs = specs * len(flat)
+        else:
+            raise ValueError(f'Layer "{layer_name}" expects {len(specs)} input(s), but it '
+                             f"received {len(flat)} input tensors.")
+    for i, (s, x) in enumerate(zip(specs, flat)):
+        if s is None:
+            continue
+        shape = _shape_tuple(x)
+        head = f'Input {i} of layer "{layer_name}" is incompatible with the layer: '
+        if s.dtype is not None and x.dtype != s.dtype:
+            raise ValueError(head + f"expected dtype={s.dtype.name}, found "
+                             f"dtype={x.dtype.name}")
+        if shape is None:
+            continue
+        nd = len(shape)
+        if s.ndim is not None and nd != s.ndim:
+            raise ValueError(head + f"expected ndim={s.ndim}, found ndim={nd}. Full shape "
+                             f"received: {_fmt_shape(shape)}")
+        if s.max_ndim is not None and nd > s.max_ndim:
+            raise ValueError(head + f"expected max_ndim={s.max_ndim}, found ndim={nd}. "
+                             f"Full shape received: {_fmt_shape(shape)}")
+        if s.min_ndim is not None and nd < s.min_ndim:
+            raise ValueError(head + f"expected min_ndim={s.min_ndim}, found ndim={nd}. "
+                             f"Full shape received: {_fmt_shape(shape)}")
+        for axis, value in s.axes.items():
+            if value is None:
+                continue
+            if not -nd <= axis < nd or shape[axis] not in (value, None):
+                got = shape[axis] if -nd <= axis < nd else "<missing>"
+                raise ValueError(head + f"expected axis {axis} of input shape to have value "
+                                 f"{value}, but received input with shape {_fmt_shape(shape)} "
+                                 f"(axis {axis} is {got})")
+        if s.shape is not None:
+            for a, b in zip(s.shape, shape):
+                if a is not None and b is not None and a != b:
+                    raise ValueError(head + f"expected shape={_fmt_shape(s.shape)}, found "
+                                     f"shape={_fmt_shape(shape)}")
+
+
+# ---------------------------------------------------------------- Layer
+class Layer:
+    """Base class of layers.
+
+    Subclasses set attributes in `__init__`, create weights in `build(input_shape)` with
+    `add_weight`, and compute outputs from symbolic tensors in
+    `call(inputs, training=None)`.
+
+    Args:
+      trainable: whether the layer's weights are updated by `fit` (settable later;
+        False freezes every weight of the layer and of its sublayers).
+      name: unique name; default the snake-cased class name, made unique per graph
+        (`dense`, `dense_1`, ...).
+      dtype: dtype of the weights (default float32).
+      input_shape / batch_input_shape / batch_size: as Keras, for the first layer of a
+        `Sequential` (makes the model build right away).
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
+                 batch_input_shape=None, batch_size=None, input_dim=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) "
+                            f"{sorted(kwargs)}")
+        object.__setattr__(self, "_layers", [])
+        self._trainable = bool(trainable)
+        self.name = name or unique_object_name(to_snake_case(type(self).__name__))
+        self.dtype = _dtypes.as_dtype(dtype or "float32")
+        self.built = False
+        self.input_spec = None
+        self._weights_own = []
+        self._losses = []
+        self._inbound_nodes = []
+        self._build_input_shape = None
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (batch_size,) + tuple(input_shape)
+        else:
+            self._batch_input_shape = None
+
+    # --- tracking sublayers (subclassed layers and models) ---
+    def __setattr__(self, key, value):
+        if not key.startswith("_") or key == "_layers":
+            items = value if isinstance(value, (list, tuple)) else [value]
+            layers = self.__dict__.get("_layers")
+            if layers is not None:
+                for v in items:
+                    if isinstance(v, Layer) and v is not self and \
+                            not any(v is x for x in layers):
+                        layers.append(v)
+        object.__setattr__(self, key, value)
+
+    # --- the contract ---
+    def build(self, input_shape):
+        """Creates the weights; `input_shape` is a tuple (None for unknown dims), or a
+        list of them for several inputs."""
+        self.built = True
+
+    def call(self, inputs, training=None):
+        """The forward computation on symbolic tensors."""
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        raise NotImplementedError(f"{type(self).__name__}.compute_output_shape")
+
+    def __call__(self, inputs, *args, **kwargs):
+        flat = flatten(inputs)
+        if not flat or not all(isinstance(x, Tensor) for x in flat):
+            kinds = sorted({type(x).__name__ for x in flat})
+            raise TypeError(
+                f'Layer "{self.name}" must be called on symbolic ml.Tensors (from '
+                f"ml.layers.Input or another layer). Received: {kinds}. Use "
+                "`model.predict(x)` for numpy data.")
+        g = flat[0].graph
+        with g.as_default(), g.name_scope(self.name):
+            if not self.built:
+                shapes = [_shape_tuple(x) for x in flat]
+                shape = pack_like(inputs, shapes) if not isinstance(inputs, Tensor) else shapes[0]
+                if self.input_spec is not None:
+                    assert_input_compatibility(self.input_spec, inputs, self.name)
+                self.build(shape)
+                self.built = True
+                self._build_input_shape = shape
+            if self.input_spec is not None:
+                assert_input_compatibility(self.input_spec, inputs, self.name)
+            if "training" in kwargs and not self._accepts("training"):
+                kwargs.pop("training")
+            outputs = self.call(inputs, *args, **kwargs)
+            in_ids = {id(t) for t in flat}
+            if any(id(t) in in_ids for t in flatten(outputs)):
+                # A layer that passes a tensor through still gets an output of its own,
+                # so the node graph stays acyclic.
+                outs = [array_ops.identity(t) if id(t) in in_ids else t
+                        for t in flatten(outputs)]
+                outputs = outs[0] if isinstance(outputs, Tensor) else pack_like(outputs, outs)
+        node = Node(self, inputs, outputs, args, kwargs)
+        self._inbound_nodes.append(node)
+        for i, t in enumerate(flatten(outputs)):
+            if isinstance(t, Tensor):
+                _history[t] = (node, i)
+        return outputs
+
+    def _accepts(self, arg):
+        cls = type(self)
+        cache = cls.__dict__.get("_call_args_cache")
+        if cache is None:
+            params = inspect.signature(cls.call).parameters
+            cache = {"*": any(p.kind is p.VAR_KEYWORD for p in params.values()),
+                     "names": set(params)}
+            setattr(cls, "_call_args_cache", cache)
+        return arg in cache["names"] or cache["*"]
+
+    # --- weights ---
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
+                   regularizer=None, constraint=None):
+        """Creates a weight `ml.Variable` whose initial value is computed in the graph by
+        `initializer` (default glorot_uniform for floats, zeros otherwise).
+
+        Returns:
+          the `ml.Variable`, named ``<layer name>/<name>``.
+        """
+        from mylib.layers import initializers, regularizers
+
+        dtype = _dtypes.as_dtype(dtype) if dtype is not None else self.dtype
+        shape = tuple(int(d) for d in as_shape(shape or ()).as_list())
+        if any(d is None for d in shape):
+            raise ValueError(f'Layer "{self.name}": weight "{name}" needs a fully known '
+                             f"shape. Received: shape={shape}")
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        init = initializers.get(initializer)
+        v = Variable(lambda: init(shape, dtype=dtype), trainable=trainable, name=name or "weight",
+                     dtype=dtype, constraint=constraint)
+        v._keras_trainable = bool(trainable)
+        self._weights_own.append(v)
+        reg = regularizers.get(regularizer)
+        if reg is not None:
+            with v.graph.name_scope(f"{name}/Regularizer"):
+                self._losses.append(reg(v.value()))
+        return v
+
+    def _flat_layers(self):
+        seen, out = set(), []
+        for layer in self._layers:
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out.append(layer)
+        return out
+
+    @property
+    def weights(self):
+        """All weights: this layer's, then its sublayers' (each once)."""
+        return _dedupe(self._weights_own + [w for l in self._flat_layers() for w in l.weights])
+
+    variables = weights
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        own = [w for w in self._weights_own if w._keras_trainable]
+        return _dedupe(own + [w for l in self._flat_layers() for w in l.trainable_weights])
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self):
+        tw = set(id(w) for w in self.trainable_weights)
+        return [w for w in self.weights if id(w) not in tw]
+
+    non_trainable_variables = non_trainable_weights
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    @property
+    def losses(self):
+        """Regularization losses (scalar tensors) of this layer and its sublayers."""
+        return self._losses + [x for l in self._flat_layers() for x in l.losses]
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f'You tried to call `count_params` on layer "{self.name}", but '
+                             "the layer isn't built.")
+        return int(sum(int(np.prod(w.shape.as_list())) for w in self.weights))
+
+    # --- values (through the model's session) ---
+    def get_weights(self):
+        from mylib.layers import backend
+
+        return backend.get_values(self.weights)
+
+    def set_weights(self, weights):
+        from mylib.layers import backend
+
+        backend.set_values(self.weights, weights, owner=f'Layer "{self.name}"')
+
+    # --- shapes of the first call ---
+    def _first_node(self, what):
+        if not self._inbound_nodes:
+            raise AttributeError(f'Layer "{self.name}" has never been called and thus has '
+                                 f"no defined {what}.")
+        return self._inbound_nodes[0]
+
+    @property
+    def input(self):
+        return self._first_node("input").inputs
+
+    @property
+    def output(self):
+        return self._first_node("output").outputs
+
+    @property
+    def output_shape(self):
+        out = self._first_node("output shape").outputs
+        shapes = [_shape_tuple(t) for t in flatten(out)]
+        return shapes[0] if isinstance(out, Tensor) else pack_like(out, shapes)
+
+    @property
+    def input_shape(self):
+        inp = self._first_node("input shape").inputs
+        shapes = [_shape_tuple(t) for t in flatten(inp)]
+        return shapes[0] if isinstance(inp, Tensor) else pack_like(inp, shapes)
+
+    # --- config ---
+    def get_config(self):
+        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self._batch_input_shape is not None:
+            cfg["batch_input_shape"] = self._batch_input_shape
+        return cfg
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _dedupe(ws):
+    seen, out = set(), []
+    for w in ws:
+        if id(w) not in seen:
+            seen.add(id(w))
+            out.append(w)
+    return out
+
+
+# ---------------------------------------------------------------- Input
+class InputLayer(Layer):
+    """The layer behind `Input`: owns a placeholder."""
+
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
+                 name=None, batch_input_shape=None, sparse=False, ragged=False):
+        name = name or unique_object_name("input")
+        super().__init__(name=name, dtype=dtype)
+        if input_tensor is None:
+            if batch_input_shape is None:
+                if input_shape is None:
+                    raise ValueError("Input needs a `shape` (without the batch dimension). "
+                                     "Received: shape=None")
+                batch_input_shape = (batch_size,) + tuple(input_shape)
+            self._batch_input_shape = tuple(batch_input_shape)
+            g = get_default_graph()
+            with g.as_default():
+                input_tensor = array_ops.placeholder(self.dtype, self._batch_input_shape,
+                                                     name=name)
+        else:
+            self._batch_input_shape = _shape_tuple(input_tensor)
+        self.built = True
+        node = Node(self, input_tensor, input_tensor, (), {})
+        self._inbound_nodes.append(node)
+        _history[input_tensor] = (node, 0)
+        self.input_tensor = input_tensor
+
+    def get_config(self):
+        return {"batch_input_shape": self._batch_input_shape, "dtype": self.dtype.name,
+                "name": self.name}
+
+
+def Input(shape=None, batch_size=None, dtype="float32", name=None, tensor=None,  # noqa: N802
+          batch_shape=None):
+    """A symbolic input: a placeholder of shape ``(batch_size,) + shape``.
+
+    Args:
+      shape: the shape of one sample, without the batch dimension (`None` entries for
+        unknown sizes).
+      batch_size: optional fixed batch size.
+      dtype: dtype of the fed data (default float32).
+      name: the placeholder's name (unique per graph; default ``input``, ``input_1``).
+      tensor: wrap an existing placeholder instead of creating one.
+    Returns:
+      a `Tensor` to call layers on and to pass to `Model(inputs, outputs)`.
+    """
+    if shape is not None and isinstance(shape, int):
+        shape = (shape,)
+    layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                       input_tensor=tensor, batch_input_shape=batch_shape)
+    return layer.input_tensor

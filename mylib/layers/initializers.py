@@ -1,0 +1,210 @@
+"""Weight initializers (Keras's names and defaults), computed by graph ops.
+
+An initializer is called as ``init(shape, dtype)`` and returns a `Tensor`: random ones
+build `mylib.random` ops, so the values are drawn when the variable's initializer runs
+in the session. With `seed` set (or a graph-level seed from `ml.set_random_seed`) the
+values are the same on every run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+
+
+class Initializer:
+    def __call__(self, shape, dtype=None):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _random():
+    from mylib import random
+
+    return random
+
+
+def _dt(dtype):
+    return _dtypes.as_dtype(dtype or "float32")
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None):
+        from mylib.core.ops import array_ops
+
+        return array_ops.zeros(list(shape), dtype=_dt(dtype))
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None):
+        from mylib.core.ops import array_ops
+
+        return array_ops.ones(list(shape), dtype=_dt(dtype))
+
+
+class Constant(Initializer):
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None):
+        from mylib.core.ops import array_ops
+
+        dt = _dt(dtype)
+        v = np.asarray(self.value, dtype=dt.np)
+        return array_ops.constant(np.broadcast_to(v, tuple(shape)).copy(), dtype=dt)
+
+    def get_config(self):
+        return {"value": self.value if np.ndim(self.value) == 0 else np.asarray(self.value).tolist()}
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape, dtype=None):
+        return _random().uniform(list(shape), minval=self.minval, maxval=self.maxval,
+                                 dtype=_dt(dtype), seed=self.seed)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=None):
+        return _random().normal(list(shape), mean=self.mean, stddev=self.stddev,
+                                dtype=_dt(dtype), seed=self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class TruncatedNormal(RandomNormal):
+    """Normal values more than two standard deviations from the mean are redrawn."""
+
+    def __call__(self, shape, dtype=None):
+        return _random().truncated_normal(list(shape), mean=self.mean, stddev=self.stddev,
+                                          dtype=_dt(dtype), seed=self.seed)
+
+
+def compute_fans(shape):
+    """(fan_in, fan_out) as Keras computes them (receptive field for conv kernels)."""
+    shape = tuple(shape)
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    rf = int(np.prod(shape[:-2]))
+    return shape[-2] * rf, shape[-1] * rf
+
+
+class VarianceScaling(Initializer):
+    """Draws with variance ``scale / n`` (n = fan_in, fan_out or their mean) from a
+    truncated normal, an untruncated normal, or a uniform distribution."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if scale <= 0.0:
+            raise ValueError(f"`scale` must be positive. Received: scale={scale}")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"Invalid `mode` argument: {mode!r}")
+        if distribution == "normal":
+            distribution = "truncated_normal"
+        if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
+            raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def __call__(self, shape, dtype=None):
+        fan_in, fan_out = compute_fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        dt = _dt(dtype)
+        r = _random()
+        if self.distribution == "truncated_normal":
+            # 0.879... is the stddev of a unit normal truncated to [-2, 2].
+            return r.truncated_normal(list(shape), mean=0.0,
+                                      stddev=math.sqrt(scale) / 0.87962566103423978,
+                                      dtype=dt, seed=self.seed)
+        if self.distribution == "untruncated_normal":
+            return r.normal(list(shape), mean=0.0, stddev=math.sqrt(scale), dtype=dt,
+                            seed=self.seed)
+        limit = math.sqrt(3.0 * scale)
+        return r.uniform(list(shape), minval=-limit, maxval=limit, dtype=dt, seed=self.seed)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "seed": self.seed}
+
+
+def _vs(name, scale, mode, distribution):
+    def __init__(self, seed=None):
+        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+    return type(name, (VarianceScaling,), {"__init__": __init__, "get_config": get_config,
+                                           "__doc__": f"VarianceScaling({scale}, {mode!r}, "
+                                                      f"{distribution!r})."})
+
+
+GlorotUniform = _vs("GlorotUniform", 1.0, "fan_avg", "uniform")
+GlorotNormal = _vs("GlorotNormal", 1.0, "fan_avg", "truncated_normal")
+HeUniform = _vs("HeUniform", 2.0, "fan_in", "uniform")
+HeNormal = _vs("HeNormal", 2.0, "fan_in", "truncated_normal")
+LecunUniform = _vs("LecunUniform", 1.0, "fan_in", "uniform")
+LecunNormal = _vs("LecunNormal", 1.0, "fan_in", "truncated_normal")
+
+_CLASSES = {c.__name__: c for c in (Zeros, Ones, Constant, RandomUniform, RandomNormal,
+                                    TruncatedNormal, VarianceScaling, GlorotUniform,
+                                    GlorotNormal, HeUniform, HeNormal, LecunUniform,
+                                    LecunNormal)}
+_ALIASES = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
+            "random_normal": RandomNormal, "truncated_normal": TruncatedNormal,
+            "variance_scaling": VarianceScaling, "glorot_uniform": GlorotUniform,
+            "glorot_normal": GlorotNormal, "he_uniform": HeUniform, "he_normal": HeNormal,
+            "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal,
+            "uniform": RandomUniform, "normal": RandomNormal, "zero": Zeros, "one": Ones}
+
+
+def get(identifier):
+    """An initializer from a name (``"glorot_uniform"``), a config dict
+    (``{"class_name": ..., "config": ...}``), an `Initializer` or a callable."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, Initializer) or callable(identifier) and \
+            not isinstance(identifier, type):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if isinstance(identifier, str):
+        cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
+        if cls is None:
+            raise ValueError(f"Unknown initializer: '{identifier}'. Known: {sorted(_ALIASES)}")
+        return cls()
+    if isinstance(identifier, dict):
+        cls = _CLASSES.get(identifier["class_name"]) or _ALIASES.get(identifier["class_name"])
+        if cls is None:
+            raise ValueError(f"Unknown initializer class: {identifier['class_name']!r}")
+        return cls.from_config(identifier.get("config", {}))
+    raise TypeError(f"Could not interpret initializer identifier: {identifier!r}")
+
+
+def serialize(init):
+    if init is None:
+        return None
+    if isinstance(init, Initializer):
+        return {"class_name": type(init).__name__, "config": init.get_config()}
+    return getattr(init, "__name__", repr(init))

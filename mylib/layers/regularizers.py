@@ -1,0 +1,58 @@
+"""Weight regularizers: ``reg(weight) -> scalar loss`` added to the model's total loss."""
+
+from __future__ import annotations
+
+
+class Regularizer:
+    def __call__(self, x):
+        return 0.0
+
+    def get_config(self):
+        return {}
+
+
+class L1L2(Regularizer):
+    """``l1 * sum(|x|) + l2 * sum(x**2)``."""
+
+    def __init__(self, l1=0.0, l2=0.0):
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def __call__(self, x):
+        from mylib.core.ops import math_ops
+
+        terms = []
+        if self.l1:
+            terms.append(self.l1 * math_ops.reduce_sum(math_ops.abs(x)))
+        if self.l2:
+            terms.append(self.l2 * math_ops.reduce_sum(math_ops.square(x)))
+        if not terms:
+            return math_ops.reduce_sum(x * 0.0)
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+def L1(l1=0.01):  # noqa: N802 - Keras's name
+    return L1L2(l1=l1)
+
+
+def L2(l2=0.01):  # noqa: N802
+    return L1L2(l2=l2)
+
+
+l1, l2, l1_l2 = L1, L2, (lambda l1=0.01, l2=0.01: L1L2(l1, l2))
+
+
+def get(identifier):
+    if identifier is None or callable(identifier):
+        return identifier
+    if identifier in ("l1", "L1"):
+        return L1()
+    if identifier in ("l2", "L2"):
+        return L2()
+    if identifier == "l1_l2":
+        return L1L2(0.01, 0.01)
+    if isinstance(identifier, dict):
+        return L1L2(**identifier.get("config", {}))
+    raise ValueError(f"Unknown regularizer: {identifier!r}")

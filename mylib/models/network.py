@@ -1,0 +1,143 @@
+"""Model topologies: functional `Model(inputs, outputs)`, `Sequential`, subclassed.
+
+`Model` (in `training.py`) holds compile/fit/evaluate/predict; this file holds how a
+model turns inputs into outputs: the functional DAG of layer calls (nodes), replayed
+on new tensors; the `Sequential` stack; and the deferred build of models whose input
+shape is known only from data.
+"""
+
+from __future__ import annotations
+
+from mylib.core.graph import Tensor
+from mylib.layers.base import InputLayer, Layer, flatten, keras_history, pack_like
+
+
+def functional_nodes(inputs, outputs):
+    """The nodes between `inputs` and `outputs` (flat lists of tensors), in an order
+    where each node comes after the nodes producing its inputs.
+
+    Raises:
+      ValueError: an output does not depend on the inputs only ("Graph disconnected").
+    """
+    input_ids = {id(t) for t in inputs}
+    order, done, visiting = [], set(), set()
+    reached = []
+
+    def visit(t, consumer):
+        if id(t) in input_ids:
+            return
+        h = keras_history(t)
+        if h is None:
+            raise ValueError(
+                f"Output tensors of a functional Model must come from layers (ml.layers) "
+                f"applied to the model's inputs. Tensor '{t.name}' (used by "
+                f"{consumer}) was not produced by a layer.")
+        node = h[0]
+        if isinstance(node.layer, InputLayer):
+            raise ValueError(
+                f"Graph disconnected: cannot obtain value for tensor '{t.name}' at layer "
+                f'"{consumer}". It is the input "{node.layer.name}", which is not among the '
+                f"model's inputs. The following previous layers were accessed without "
+                f"issue: {reached}")
+        if id(node) in done:
+            return
+        if id(node) in visiting:
+            raise ValueError("the layer graph has a cycle")
+        visiting.add(id(node))
+        for x in node.input_tensors:
+            visit(x, node.layer.name)
+        visiting.discard(id(node))
+        done.add(id(node))
+        order.append(node)
+        reached.append(node.layer.name)
+
+    for t in outputs:
+        visit(t, "<model output>")
+    return order
+
+
+def replay(nodes, inputs, new_inputs, outputs, training):
+    """Applies the layers of `nodes` to `new_inputs` (in place of `inputs`); returns the
+    tensors that correspond to `outputs`. An explicit ``training=`` given when a layer
+    was called wins over `training` (Keras's rule)."""
+    env = {id(a): b for a, b in zip(inputs, new_inputs)}
+    for node in nodes:
+        args = pack_like(node.inputs, [env[id(t)] for t in node.input_tensors])
+        kwargs = dict(node.kwargs)
+        if training is not None:
+            kwargs.setdefault("training", training)
+        out = node.layer(args, *node.args, **kwargs)
+        for t, o in zip(node.output_tensors, flatten(out)):
+            env[id(t)] = o
+    return [env[id(t)] for t in outputs]
+
+
+class GraphNetworkMixin:
+    """What a functional model needs: `_init_graph_network` and `_run_graph`."""
+
+    def _init_graph_network(self, inputs, outputs):
+        for what, s in (("inputs", inputs), ("outputs", outputs)):
+            flat = flatten(s)
+            if not flat or not all(isinstance(t, Tensor) for t in flat):
+                raise ValueError(f"`{what}` of a functional Model must be symbolic tensors "
+                                 f"(from ml.layers.Input and layer calls). Received: {s!r}")
+        self._nested_inputs = inputs
+        self._nested_outputs = outputs
+        self.inputs = flatten(inputs)
+        self.outputs = flatten(outputs)
+        graphs = {t.graph for t in self.inputs + self.outputs}
+        if len(graphs) != 1:
+            raise ValueError("All inputs and outputs of a Model must be in one graph.")
+        self._nodes = functional_nodes(self.inputs, self.outputs)
+        layers = []
+        for t in self.inputs:
+            h = keras_history(t)
+            if h is not None and isinstance(h[0].layer, InputLayer):
+                layers.append(h[0].layer)
+        for node in self._nodes:
+            layers.append(node.layer)
+        self._layers = []
+        for l in layers:
+            if not any(l is x for x in self._layers):
+                self._layers.append(l)
+        self._is_graph_network = True
+        self.built = True
+        self._set_io_names()
+
+    def _set_io_names(self):
+        if isinstance(self._nested_inputs, dict):
+            self.input_names = list(sorted(self._nested_inputs))
+        else:
+            self.input_names = [t.op.name for t in self.inputs]
+        if isinstance(self._nested_outputs, dict):
+            self.output_names = list(sorted(self._nested_outputs))
+        else:
+            names = []
+            for t in self.outputs:
+                h = keras_history(t)
+                n = h[0].layer.name if h is not None else t.op.name
+                base, i = n, 1
+                while n in names:
+                    n, i = f"{base}_{i}", i + 1
+                names.append(n)
+            self.output_names = names
+
+    def _run_graph(self, inputs, training=None):
+        flat = flatten(inputs)
+        if len(flat) != len(self.inputs):
+            raise ValueError(f'Model "{self.name}" expects {len(self.inputs)} input(s), but '
+                             f"it received {len(flat)} input tensors.")
+        if training is None and all(a is b for a, b in zip(flat, self.inputs)):
+            return self._nested_outputs
+        outs = replay(self._nodes, self.inputs, flat, self.outputs, training)
+        return pack_like(self._nested_outputs, outs)
+
+
+def sequential_layers(model):
+    return [l for l in model._layers if not isinstance(l, InputLayer)]
+
+
+def check_layer(layer):
+    if not isinstance(layer, Layer):
+        raise TypeError(f"The added layer must be an instance of class Layer. "
+                        f"Received: layer={layer!r} of type {type(layer)}.")

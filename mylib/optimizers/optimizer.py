@@ -1,0 +1,301 @@
+"""`Optimizer`: the base of the Keras-style optimizers, built on optax.
+
+An optimizer turns ``(gradient, variable)`` pairs into one stateful graph op,
+`ResourceApplyOptax` (see `mylib.core.ops.training_ops`), whose lowering runs the
+optax transformation. Its state lives in slot `Variable`s (non-trainable, in
+``GLOBAL_VARIABLES``, so `global_variables_initializer` initializes them and a Saver
+saves them), one per optax state leaf per variable, named
+``<optimizer>/<variable>/<leaf>`` (``Adam/dense/kernel/mu``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from mylib.core import dtypes as _dtypes
+from mylib.core.gradients import IndexedSlices, gradients, indexed_slices_to_dense
+from mylib.core.graph import GraphKeys, Tensor, get_default_graph
+from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import array_ops, state_ops, training_ops
+from mylib.core.variables import Variable
+
+
+class Optimizer:
+    """Base class of the optimizers.
+
+    Args:
+      learning_rate: a float, or a schedule: a callable ``step -> rate`` such as an
+        optax schedule (``optax.exponential_decay(...)``), evaluated at `iterations`
+        (0 for the first step). A float rate is held in a non-trainable float32
+        variable (`learning_rate` once built), which callbacks may assign.
+      name: the name scope of the optimizer's variables and ops.
+      weight_decay: optional decoupled weight decay ``p -= lr * weight_decay * p``,
+        applied in the same step as the update (as Keras 3).
+      clipnorm: clip each gradient to this L2 norm (Keras's ``clip_by_norm``).
+      clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
+      global_clipnorm: clip all gradients together to this global norm.
+
+    Graphs built with a schedule object keep it in a process-local registry, so they
+    cannot be serialized and re-imported in another process.
+    """
+
+    _kind = None  # the `ResourceApplyOptax` optimizer kind
+
+    def __init__(self, learning_rate, name=None, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(kwargs)}")
+        if sum(x is not None for x in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                f"global_clipnorm={global_clipnorm}")
+        for nm, v in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                      ("global_clipnorm", global_clipnorm), ("weight_decay", weight_decay)):
+            if v is not None and (not isinstance(v, numbers.Real) or v < 0):
+                raise ValueError(f"`{nm}` must be a non-negative number. Received: {nm}={v!r}")
+        if isinstance(learning_rate, numbers.Real):
+            if learning_rate < 0:
+                raise ValueError(
+                    f"`learning_rate` must be >= 0. Received: learning_rate={learning_rate}")
+            learning_rate = float(learning_rate)
+        elif not callable(learning_rate):
+            raise ValueError("`learning_rate` must be a float or a schedule (a callable of "
+                             f"the step). Received: learning_rate={learning_rate!r}")
+        self._learning_rate = learning_rate
+        self.name = name or type(self).__name__
+        self.weight_decay = None if weight_decay is None else float(weight_decay)
+        self.clipnorm = None if clipnorm is None else float(clipnorm)
+        self.clipvalue = None if clipvalue is None else float(clipvalue)
+        self.global_clipnorm = None if global_clipnorm is None else float(global_clipnorm)
+        self._graph = None
+        self._scope = None
+        self._iterations = None
+        self._lr_var = None
+        self._schedule_id = None
+        self._slots = {}  # variable key -> [slot Variable]
+
+    # ------------------------------------------------------------ hyperparameters
+    def _hparams(self):
+        """The ``(name, value)`` pairs passed to the optax transform builder."""
+        raise NotImplementedError
+
+    def get_config(self):
+        """The constructor arguments (a schedule is returned as the object itself)."""
+        return {"name": self.name, "learning_rate": self._learning_rate,
+                "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
+                "clipvalue": self.clipvalue, "global_clipnorm": self.global_clipnorm,
+                **dict(self._hparams())}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # ------------------------------------------------------------ variables
+    def _bind_graph(self, graph):
+        if self._graph is None:
+            self._graph = graph
+            with graph.name_scope(""), graph.name_scope(self.name) as scope:
+                self._scope = scope
+        elif graph is not self._graph:
+            raise ValueError(
+                f"Optimizer '{self.name}' is already used in another graph; create one "
+                "optimizer per graph.")
+        return graph
+
+    def _make_variable(self, name, initial_value, dtype):
+        g = self._graph
+        with g.name_scope(""), g.name_scope(self._scope), g.control_dependencies(None):
+            return Variable(initial_value, trainable=False, name=name, dtype=dtype,
+                            collections=[GraphKeys.GLOBAL_VARIABLES])
+
+    def _ensure_built(self, graph=None):
+        self._bind_graph(graph or self._graph or get_default_graph())
+        g = self._graph
+        if self._iterations is None:
+            with g.as_default():
+                self._iterations = self._make_variable(
+                    "iterations", array_ops.constant(0, dtype=_dtypes.int64), _dtypes.int64)
+                if callable(self._learning_rate):
+                    self._schedule_id = training_ops.register_schedule(self._learning_rate)
+                else:
+                    self._lr_var = self._make_variable(
+                        "learning_rate",
+                        array_ops.constant(self._learning_rate, dtype=_dtypes.float32),
+                        _dtypes.float32)
+
+    @property
+    def iterations(self):
+        """The int64 non-trainable variable counting applied steps (created in the
+        default graph on first access if the optimizer is not yet built)."""
+        self._ensure_built()
+        return self._iterations
+
+    @property
+    def learning_rate(self):
+        """The schedule if one was given, else the float32 learning-rate variable."""
+        if callable(self._learning_rate):
+            return self._learning_rate
+        self._ensure_built()
+        return self._lr_var
+
+    def build(self, var_list):
+        """Creates `iterations`, the learning-rate variable and the slots of `var_list`
+        (done by `apply_gradients` otherwise)."""
+        var_list = list(var_list)
+        graph = var_list[0].graph if var_list else None
+        self._ensure_built(graph)
+        for v in var_list:
+            self._get_slots(v)
+
+    def _get_slots(self, var):
+        slots = self._slots.get(var._key)
+        if slots is not None:
+            return slots
+        if not var.shape.is_fully_defined():
+            raise ValueError(
+                f"Optimizer '{self.name}': variable '{var.name}' has a partially known "
+                f"shape {var.shape}; optimizer slots need a fully defined shape")
+        shape = var.shape.as_list()
+        structure = training_ops.slot_structure(self._kind, self._hparams(), shape, var.dtype)
+        inits = training_ops.slot_initial_values(self._kind, self._hparams(), shape, var.dtype)
+        slots = []
+        g = self._graph
+        with g.as_default(), g.colocate_with(var.op):
+            for (leaf_name, spec), init in zip(structure, inits):
+                dt = _dtypes.as_dtype(spec.dtype)
+
+                def initial(init=init, dt=dt):
+                    if isinstance(init, tuple):
+                        value, shp, _ = init
+                        return array_ops.fill(list(shp),
+                                              array_ops.constant(value.item(), dtype=dt))
+                    return array_ops.constant(init, dtype=dt)
+
+                slots.append(self._make_variable(f"{var._name}/{leaf_name}", initial, dt))
+        self._slots[var._key] = slots
+        return slots
+
+    def get_slot_names(self, var):
+        """Leaf names of the slots of `var` (e.g. ``["mu", "nu", "count"]``)."""
+        return [n for n, _ in training_ops.slot_structure(
+            self._kind, self._hparams(), var.shape.as_list(), var.dtype)]
+
+    def get_slot(self, var, name):
+        """The slot variable of `var` named `name` (see `get_slot_names`)."""
+        names = self.get_slot_names(var)
+        slots = self._slots.get(var._key)
+        if slots is None or name not in names:
+            return None
+        return slots[names.index(name)]
+
+    def variables(self):
+        """`iterations`, the learning-rate variable and all slots."""
+        out = []
+        if self._iterations is not None:
+            out.append(self._iterations)
+        if self._lr_var is not None:
+            out.append(self._lr_var)
+        for slots in self._slots.values():
+            out.extend(slots)
+        return out
+
+    # ------------------------------------------------------------ graph building
+    def compute_gradients(self, loss, var_list=None):
+        """Gradients of `loss` with respect to `var_list`.
+
+        Args:
+          loss: a scalar `Tensor` (or a callable returning one).
+          var_list: variables; default the ``TRAINABLE_VARIABLES`` of the loss's graph.
+        Returns:
+          A list of ``(gradient, variable)``; the gradient is None for a variable the
+          loss does not depend on, and may be an `IndexedSlices`.
+        """
+        if callable(loss) and not isinstance(loss, Tensor):
+            loss = loss()
+        loss = convert_to_tensor(loss)
+        if var_list is None:
+            var_list = loss.graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+        var_list = list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        grads = gradients(loss, var_list)
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """An op applying one update from `grads_and_vars`.
+
+        Pairs whose gradient is None are skipped (the variable is not updated).
+        `IndexedSlices` gradients are made dense. `iterations` (and `global_step`, if
+        given) advance by one per run; variables with a `constraint` are projected by
+        it after the update, in the same step.
+
+        Returns:
+          The `Operation` to run.
+        Raises:
+          ValueError: if every gradient is None.
+        """
+        pairs = [(g, v) for g, v in grads_and_vars]
+        if not pairs:
+            raise ValueError("No variables provided.")
+        kept = [(g, v) for g, v in pairs if g is not None]
+        if not kept:
+            raise ValueError("No gradients provided for any variable: "
+                             f"{[v.name for _, v in pairs]}.")
+        graph = kept[0][1].graph
+        self._ensure_built(graph)
+        with graph.as_default(), graph.name_scope(""), graph.name_scope(self._scope), \
+                graph.name_scope(name or "update"):
+            dense = []
+            for g, v in kept:
+                if isinstance(g, IndexedSlices):
+                    g = indexed_slices_to_dense(g)
+                dense.append(convert_to_tensor(g))
+            if self.global_clipnorm is not None:
+                # The global norm spans every variable: clip in graph ops first, so the
+                # per-device update ops below each see already-clipped gradients.
+                from mylib.core.ops.clip_ops import clip_by_global_norm
+
+                dense, _ = clip_by_global_norm(dense, self.global_clipnorm)
+            step = self._iterations.value()
+            lr = None if self._lr_var is None else self._lr_var.value()
+            # One update op per device, colocated with its variables (as TensorFlow's
+            # per-variable ResourceApply* ops), so variables never leave their device.
+            groups = {}
+            for (g, v), d in zip(kept, dense):
+                groups.setdefault(v.handle.op.device, []).append((d, v))
+            apply_ops = []
+            for members in groups.values():
+                first = members[0][1]
+                with graph.colocate_with(first.handle.op):
+                    apply_ops.append(training_ops.resource_apply_optax(
+                        step, lr, [v.handle for _, v in members],
+                        [s.handle for _, v in members for s in self._get_slots(v)],
+                        [d for d, _ in members],
+                        optimizer=self._kind, hparams=self._hparams(),
+                        schedule=self._schedule_id, clipnorm=self.clipnorm,
+                        global_clipnorm=None, clipvalue=self.clipvalue,
+                        weight_decay=self.weight_decay))
+            with graph.control_dependencies(apply_ops):
+                inc = state_ops.assign_add_variable_op(
+                    self._iterations.handle, array_ops.constant(1, dtype=_dtypes.int64))
+            apply_op = array_ops.group(*apply_ops, inc, name="apply_updates")
+            after = []
+            with graph.control_dependencies([apply_op]):
+                for _, v in kept:
+                    if getattr(v, "constraint", None) is not None:
+                        after.append(v.assign(v.constraint(v.value()), read_value=False))
+                if global_step is not None:
+                    one = array_ops.constant(1, dtype=global_step.dtype)
+                    after.append(state_ops.assign_add_variable_op(global_step.handle, one))
+            if not after:
+                return apply_op
+            return array_ops.group(apply_op, *after, name="apply")
+
+    def minimize(self, loss, var_list=None, global_step=None, name=None):
+        """`compute_gradients` then `apply_gradients`; returns the update `Operation`."""
+        return self.apply_gradients(self.compute_gradients(loss, var_list),
+                                    global_step=global_step, name=name)
+
+    def __repr__(self):
+        return f"<ml.optimizers.{type(self).__name__} name={self.name!r}>"

@@ -1,0 +1,13 @@
+"""`ml.train`: TensorFlow 1's ``tf.train`` names.
+
+Checkpoints (`Saver`, `latest_checkpoint`, `get_checkpoint_state`, ...) and the global
+step come from `mylib.core.saver`; see its docstring for the file format.
+"""
+
+from mylib.core.saver import (DATA_SUFFIX, CheckpointState, Saver,  # noqa: F401
+                              assert_global_step, checkpoint_exists, create_global_step,
+                              get_checkpoint_mtimes, get_checkpoint_state, get_global_step,
+                              get_or_create_global_step, global_step, latest_checkpoint,
+                              list_variables, load_checkpoint, load_variable,
+                              remove_checkpoint, update_checkpoint_state)
+from mylib.core.graph_io import export_meta_graph, import_meta_graph, write_graph  # noqa: E402,F401
