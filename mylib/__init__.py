@@ -14,6 +14,9 @@ from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models  # noqa: F401
 from mylib import train  # noqa: F401
+from mylib import debugging, summary  # noqa: F401
+from mylib.layers import activations, initializers, regularizers  # noqa: F401
+from mylib.devices import DeviceSpec  # noqa: F401
 
 try:  # filled in by mylib.models
     from mylib.models import Model, Sequential  # noqa: F401

@@ -11,3 +11,7 @@ from mylib.core.saver import (DATA_SUFFIX, CheckpointState, Saver,  # noqa: F401
                               list_variables, load_checkpoint, load_variable,
                               remove_checkpoint, update_checkpoint_state)
 from mylib.core.graph_io import export_meta_graph, import_meta_graph, write_graph  # noqa: E402,F401
+# Queue runners and the coordinator (input pipelines).
+from mylib.core.coordinator import Coordinator, LooperThread  # noqa: E402,F401
+from mylib.core.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
+                                     start_queue_runners)

@@ -98,15 +98,31 @@ class CallbackList:
     def on_predict_batch_begin(self, b, logs=None): self._call("on_predict_batch_begin", b, logs)
     def on_predict_batch_end(self, b, logs=None): self._call("on_predict_batch_end", b, logs)
 
+    def _overriding(self, *names):
+        # Per-step hooks cost time on every step: call only the callbacks that
+        # override them (as Keras does).
+        return [getattr(c, n) for c in self.callbacks for n in names
+                if getattr(type(c), n) is not getattr(Callback, n)]
+
+    @property
+    def needs_train_batch_hooks(self):
+        return bool(self._overriding("on_train_batch_begin", "on_batch_begin",
+                                     "on_train_batch_end", "on_batch_end"))
+
     def on_train_batch_begin(self, b, logs=None):
-        for c in self.callbacks:
-            c.on_train_batch_begin(b, logs)
-            c.on_batch_begin(b, logs)
+        hooks = self.__dict__.get("_begin_hooks")
+        if hooks is None:
+            hooks = self._begin_hooks = self._overriding("on_train_batch_begin",
+                                                         "on_batch_begin")
+        for h in hooks:
+            h(b, logs)
 
     def on_train_batch_end(self, b, logs=None):
-        for c in self.callbacks:
-            c.on_train_batch_end(b, logs)
-            c.on_batch_end(b, logs)
+        hooks = self.__dict__.get("_end_hooks")
+        if hooks is None:
+            hooks = self._end_hooks = self._overriding("on_train_batch_end", "on_batch_end")
+        for h in hooks:
+            h(b, logs)
 
 
 class History(Callback):

@@ -37,3 +37,13 @@ from mylib.core.ops.host_ops import print  # noqa: E402,F401,A004
 from mylib.core import saver  # noqa: E402,F401
 from mylib.core.graph_io import (GraphDef, MetaGraphDef, NodeDef, import_graph_def,  # noqa: E402,F401
                                  load_graph_def)
+from mylib.core.ops import check_ops, data_flow_ops  # noqa: E402,F401
+from mylib.core.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue, PriorityQueue,  # noqa: E402,F401
+                                          QueueBase, RandomShuffleQueue)
+from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,  # noqa: E402,F401
+                                      assert_greater_equal, assert_less, assert_less_equal,
+                                      assert_negative, assert_non_negative,
+                                      assert_non_positive, assert_none_equal, assert_positive,
+                                      assert_rank, assert_type, check_numerics)
+from mylib.core import coordinator, queue_runner, timeline  # noqa: E402,F401
+from mylib.core.ops.control_flow_ops import case, cond, map_fn, scan, while_loop  # noqa: E402,F401

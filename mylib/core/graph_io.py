@@ -153,11 +153,11 @@ class MetaGraphDef:
                 f"{sorted(self.collection_def)}>")
 
     def _to_tree(self, binary):
-        return {"meta_info_def": _encode(self.meta_info_def, binary, None),
+        return {"meta_info_def": _encode(self.meta_info_def, binary),
                 "graph_def": self.graph_def._to_tree(binary),
-                "collection_def": {k: [_encode(e, binary, None) for e in v]
+                "collection_def": {k: [_encode(e, binary) for e in v]
                                    for k, v in self.collection_def.items()},
-                "saver_def": _encode(self.saver_def, binary, None)}
+                "saver_def": _encode(self.saver_def, binary)}
 
     @classmethod
     def _from_tree(cls, tree):
@@ -203,7 +203,7 @@ class _Unencodable(TypeError):
     pass
 
 
-def _encode(v, binary, where):
+def _encode(v, binary):
     """Encodes an attr value as a JSON/msgpack-safe tree (tagged one-key maps)."""
     if isinstance(v, np.ndarray):
         return {"ndarray": _encode_array(v, binary)}
@@ -216,17 +216,17 @@ def _encode(v, binary, where):
     if isinstance(v, float):
         return float(v) if math.isfinite(v) else {"float": repr(float(v))}
     if isinstance(v, complex):
-        return {"complex": [_encode(v.real, binary, where), _encode(v.imag, binary, where)]}
+        return {"complex": [_encode(v.real, binary), _encode(v.imag, binary)]}
     if isinstance(v, (bytes, bytearray)):
         return {"bytes": bytes(v) if binary else base64.b64encode(bytes(v)).decode("ascii")}
     if isinstance(v, list):
-        return [_encode(x, binary, where) for x in v]
+        return [_encode(x, binary) for x in v]
     if isinstance(v, tuple):
-        return {"tuple": [_encode(x, binary, where) for x in v]}
+        return {"tuple": [_encode(x, binary) for x in v]}
     if isinstance(v, dict):
         if not all(isinstance(k, str) for k in v):
             raise _Unencodable("a dict with non-string keys")
-        return {"dict": {k: _encode(x, binary, where) for k, x in v.items()}}
+        return {"dict": {k: _encode(x, binary) for k, x in v.items()}}
     if isinstance(v, _dtypes.DType):
         return {"dtype": v.name}
     if isinstance(v, TensorShape):
@@ -273,7 +273,7 @@ def _check_plain(v):
         for x in v.values():
             _check_plain(x)
     else:
-        _encode(v, True, None)
+        _encode(v, True)
 
 
 def _decode(x):
@@ -364,7 +364,7 @@ def _node_to_tree(n, binary):
     attr = {}
     for k, v in n.attr.items():
         try:
-            attr[k] = _encode(v, binary, (n, k))
+            attr[k] = _encode(v, binary)
         except _Unencodable as e:
             raise errors.InvalidArgumentError(_unencodable_msg(n.name, n.op, k, e)) from None
     t = {"name": n.name, "op": n.op, "input": list(n.input), "device": n.device,

@@ -9,18 +9,23 @@ one file, ``P.mylib``::
     0       8     magic b"MYLIBCKP"
     8       4     format version (uint32, little-endian), currently 1
     12      4     flags (uint32), 0
-    16      8     payload length in bytes (uint64)
-    24      4     CRC-32 of the payload (uint32, zlib.crc32)
+    16      8     index length in bytes (uint64)
+    24      4     CRC-32 of the index (uint32, zlib.crc32)
     28      4     reserved, 0
-    32      ...   payload: flax.serialization.msgpack_serialize of
-                  {"format": "mylib.checkpoint", "version": 1,
-                   "variables": {name: numpy array}}
+    32      ...   index: msgpack map {"format": "mylib.checkpoint", "version": 1,
+                  "tensors": [{"name", "dtype" (numpy name, e.g. "bfloat16"), "shape",
+                  "offset" (from the data start), "nbytes", "crc32"}, ...]}
+    D       ...   data: each array's raw C-order little-endian bytes, at offsets
+                  aligned to 64 bytes (D = end of the index, rounded up to 64)
 
-Arrays are msgpack extension records holding (shape, dtype name, raw bytes), so any
-dtype numpy knows round-trips (float16/32/64, bfloat16, ints, bool, complex); a load
-decodes data only, it never unpickles or runs code. A file that is truncated, has
-another magic, an unknown version, a bad checksum or a malformed payload raises
-`DataLossError` naming the file and what is wrong, before any variable changes.
+(TensorFlow's layout, an index and a data section, in one file.) The index is plain
+msgpack (no extension types); dtypes come from a fixed list of numeric dtypes (bool,
+ints, uints, float16/32/64, bfloat16 and the float8s, complex), so a load decodes
+names, shapes and bytes only: it never unpickles or runs code. Arrays are written from
+and read into their own buffers (no intermediate copy of the whole checkpoint). A file
+that is truncated, has another magic, an unknown version, a bad checksum (index or any
+array) or a malformed index raises `DataLossError` naming the file and what is wrong,
+before any variable changes.
 
 Each save writes a temporary file in the same directory, fsyncs it, and renames it
 over ``P.mylib`` (`os.replace`, atomic on POSIX); then the index file ``checkpoint``
@@ -50,6 +55,7 @@ from mylib.core.tensor_shape import TensorShape
 __all__ = ["Saver", "CheckpointState", "latest_checkpoint", "get_checkpoint_state",
            "update_checkpoint_state", "checkpoint_exists", "get_checkpoint_mtimes",
            "remove_checkpoint", "list_variables", "load_variable", "load_checkpoint",
+           "read_checkpoint_file", "read_checkpoint_index", "write_checkpoint_file",
            "get_or_create_global_step", "get_global_step", "create_global_step",
            "assert_global_step", "global_step", "DATA_SUFFIX"]
 
@@ -59,8 +65,8 @@ DATA_SUFFIX = ".mylib"
 _MAGIC = b"MYLIBCKP"
 _VERSION = 1
 _FORMAT = "mylib.checkpoint"
-_HEADER = struct.Struct("<8sIIQI4x")  # magic, version, flags, payload length, crc32
-_CHUNK = 16 << 20  # bytes per write() call
+_HEADER = struct.Struct("<8sIIQI4x")  # magic, version, flags, index length, index crc32
+_ALIGN = 64  # array data offsets are multiples of this
 
 
 def _now():
@@ -109,88 +115,173 @@ def _atomic_write(path, chunks):
     _fsync_dir(dirname)
 
 
-def _split(buf, n=_CHUNK):
-    mv = memoryview(buf)
-    return [mv[i:i + n] for i in range(0, len(mv), n)] or [mv]
+def _allowed_dtypes():
+    import ml_dtypes
+
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+             "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+    out = {n: np.dtype(n) for n in names}
+    for n in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz",
+              "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4"):
+        if hasattr(ml_dtypes, n):
+            out[n] = np.dtype(getattr(ml_dtypes, n))
+    return out
+
+
+_DTYPES = None
+
+
+def _dtype_table():
+    global _DTYPES
+    if _DTYPES is None:
+        _DTYPES = _allowed_dtypes()
+    return _DTYPES
+
+
+def _as_bytes(a):
+    """A uint8 view of `a`'s buffer (C order, little-endian), without copying."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a.reshape(-1).view(np.uint8)
+
+
+def _pad(n):
+    return (-n) % _ALIGN
 
 
 def write_checkpoint_file(path, arrays):
     """Writes `{name: numpy array}` to `path` atomically in the format above."""
-    from flax import serialization
+    import msgpack
 
-    payload = serialization.msgpack_serialize(
-        {"format": _FORMAT, "version": _VERSION, "variables": dict(arrays)})
-    header = _HEADER.pack(_MAGIC, _VERSION, 0, len(payload), zlib.crc32(payload))
-    _atomic_write(path, [header] + _split(payload))
+    table = _dtype_table()
+    entries, blobs, offset = [], [], 0
+    for name, a in arrays.items():
+        a = np.asarray(a)
+        if a.dtype.name not in table:
+            raise errors.InvalidArgumentError(
+                f"Cannot save '{name}': dtype {a.dtype} is not a numeric array dtype")
+        b = _as_bytes(a)
+        entries.append({"name": name, "dtype": a.dtype.name, "shape": list(a.shape),
+                        "offset": offset, "nbytes": int(b.nbytes),
+                        "crc32": zlib.crc32(b)})
+        blobs.append(b)
+        offset += b.nbytes + _pad(b.nbytes)
+    index = msgpack.packb({"format": _FORMAT, "version": _VERSION, "tensors": entries},
+                          use_bin_type=True)
+    header = _HEADER.pack(_MAGIC, _VERSION, 0, len(index), zlib.crc32(index))
+    head = header + index
+    chunks = [head, b"\0" * _pad(len(head))]
+    for b in blobs:
+        chunks.append(b)
+        if _pad(b.nbytes):
+            chunks.append(b"\0" * _pad(b.nbytes))
+    _atomic_write(path, chunks)
     return path
 
 
-def read_checkpoint_file(path):
-    """The `{name: numpy array}` stored in `path`.
+def _bad(path, what):
+    return errors.DataLossError(f"Checkpoint file {path} is {what}")
 
-    Raises:
-      NotFoundError: no such file.
-      DataLossError: the file is truncated, foreign, of an unknown version, corrupted
-        (checksum) or malformed.
-    """
-    from flax import serialization
 
+def _read_index(f, path, size):
+    """Validates the header and index of the open file `f`; returns (entries by name,
+    start of the data section)."""
+    import msgpack
+
+    head = f.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        if head and _MAGIC.startswith(head[:len(_MAGIC)]):
+            raise _bad(path, f"truncated: {len(head)} bytes, shorter than its "
+                             f"{_HEADER.size}-byte header")
+        raise errors.DataLossError(
+            f"{path} is not a mylib checkpoint: {len(head)} bytes, no {_MAGIC!r} header")
+    magic, version, _flags, length, crc = _HEADER.unpack(head)
+    if magic != _MAGIC:
+        raise errors.DataLossError(
+            f"{path} is not a mylib checkpoint: it starts with {head[:8]!r}, expected "
+            f"{_MAGIC!r}")
+    if version != _VERSION:
+        raise _bad(path, f"of format version {version}; this mylib reads version "
+                         f"{_VERSION}")
+    if _HEADER.size + length > size:
+        raise _bad(path, f"truncated: its header promises a {length}-byte index, the file "
+                         f"has {size} bytes")
+    index = f.read(length)
+    if zlib.crc32(index) != crc:
+        raise _bad(path, "corrupted: the index checksum does not match")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        tree = msgpack.unpackb(index, raw=False, strict_map_key=True)
+    except Exception as e:  # noqa: BLE001 - any decoder failure is data loss
+        raise _bad(path, f"malformed: cannot decode its index ({type(e).__name__})") from None
+    if (not isinstance(tree, dict) or tree.get("format") != _FORMAT
+            or not isinstance(tree.get("tensors"), list)):
+        raise _bad(path, "malformed: the index is not a mylib checkpoint index")
+    table = _dtype_table()
+    data_start = _HEADER.size + length + _pad(_HEADER.size + length)
+    entries, end = {}, data_start
+    for e in tree["tensors"]:
+        try:
+            name, dt, shape = e["name"], table[e["dtype"]], tuple(e["shape"])
+            off, nbytes, tcrc = e["offset"], e["nbytes"], e["crc32"]
+            ok = (isinstance(name, str) and all(isinstance(d, int) and d >= 0 for d in shape)
+                  and isinstance(off, int) and off >= 0 and isinstance(tcrc, int)
+                  and nbytes == int(np.prod(shape, dtype=np.int64)) * dt.itemsize)
+        except (KeyError, TypeError):
+            ok = False
+        if not ok or name in entries:
+            raise _bad(path, f"malformed: bad index entry {e!r:.200}")
+        entries[name] = (dt, shape, data_start + off, nbytes, tcrc)
+        end = max(end, data_start + off + nbytes + _pad(nbytes))
+    if size < end:
+        raise _bad(path, f"truncated: the index needs {end} bytes, the file has {size}")
+    if size > end:
+        raise _bad(path, f"corrupted: {size - end} unexpected bytes after the data")
+    return entries
+
+
+def read_checkpoint_index(path):
+    """``{name: (numpy dtype, shape)}`` of checkpoint file `path` (reads the index only)."""
+    with _open(path) as f:
+        entries = _read_index(f, path, os.fstat(f.fileno()).st_size)
+    return {n: (e[0], e[1]) for n, e in entries.items()}
+
+
+def _open(path):
+    try:
+        return open(path, "rb")
     except FileNotFoundError:
         raise errors.NotFoundError(f"Checkpoint file not found: {path}") from None
     except IsADirectoryError:
         raise errors.DataLossError(f"Checkpoint path {path} is a directory, not a file") \
             from None
-    if len(data) < _HEADER.size:
-        if _MAGIC.startswith(data[:len(_MAGIC)]) and data:
-            raise errors.DataLossError(
-                f"Checkpoint file {path} is truncated: {len(data)} bytes, shorter than its "
-                f"{_HEADER.size}-byte header")
-        raise errors.DataLossError(
-            f"{path} is not a mylib checkpoint: {len(data)} bytes, no '{_MAGIC.decode()}' "
-            "header")
-    magic, version, _flags, length, crc = _HEADER.unpack_from(data)
-    if magic != _MAGIC:
-        raise errors.DataLossError(
-            f"{path} is not a mylib checkpoint: it starts with {data[:8]!r}, expected "
-            f"{_MAGIC!r}")
-    if version != _VERSION:
-        raise errors.DataLossError(
-            f"Checkpoint file {path} has format version {version}; this mylib reads "
-            f"version {_VERSION}")
-    have = len(data) - _HEADER.size
-    if have < length:
-        raise errors.DataLossError(
-            f"Checkpoint file {path} is truncated: its header promises {length} payload "
-            f"bytes, the file holds {have}")
-    if have > length:
-        raise errors.DataLossError(
-            f"Checkpoint file {path} is corrupted: {have - length} unexpected bytes after "
-            f"the {length}-byte payload")
-    payload = memoryview(data)[_HEADER.size:]
-    got = zlib.crc32(payload)
-    if got != crc:
-        raise errors.DataLossError(
-            f"Checkpoint file {path} is corrupted: payload checksum {got:#010x} does not "
-            f"match the recorded {crc:#010x}")
-    try:
-        tree = serialization.msgpack_restore(payload)
-    except Exception as e:  # noqa: BLE001 - any decoder failure is data loss
-        raise errors.DataLossError(
-            f"Checkpoint file {path} is malformed: cannot decode its payload "
-            f"({type(e).__name__}: {e})") from None
-    if (not isinstance(tree, dict) or tree.get("format") != _FORMAT
-            or not isinstance(tree.get("variables"), dict)):
-        raise errors.DataLossError(
-            f"Checkpoint file {path} is malformed: the payload is not a mylib checkpoint")
-    out = {}
-    for name, a in tree["variables"].items():
-        if not isinstance(name, str) or not isinstance(a, (np.ndarray, np.generic)):
-            raise errors.DataLossError(
-                f"Checkpoint file {path} is malformed: entry {name!r} is not a named array")
-        out[name] = np.asarray(a)
+
+
+def read_checkpoint_file(path, names=None):
+    """The `{name: numpy array}` stored in `path` (only `names` if given).
+
+    Raises:
+      NotFoundError: no such file, or a name not in it.
+      DataLossError: the file is truncated, foreign, of an unknown version, corrupted
+        (checksums) or malformed.
+    """
+    with _open(path) as f:
+        entries = _read_index(f, path, os.fstat(f.fileno()).st_size)
+        if names is None:
+            names = list(entries)
+        out = {}
+        for name in names:
+            if name not in entries:
+                raise errors.NotFoundError(f"Key '{name}' not found in checkpoint {path}")
+            dt, shape, off, nbytes, crc = entries[name]
+            a = np.empty(shape, dt)
+            buf = a.reshape(-1).view(np.uint8)
+            f.seek(off)
+            if f.readinto(buf) != nbytes:
+                raise _bad(path, f"truncated in the data of '{name}'")
+            if zlib.crc32(buf) != crc:
+                raise _bad(path, f"corrupted: the checksum of '{name}' does not match")
+            out[name] = a
     return out
 
 
@@ -398,20 +489,17 @@ def _resolve(ckpt_dir_or_file):
 
 
 def list_variables(ckpt_dir_or_file):
-    """``[(name, shape), ...]`` sorted by name, of a checkpoint (prefix or directory)."""
-    return sorted((k, list(v.shape)) for k, v in load_checkpoint(ckpt_dir_or_file).items())
+    """``[(name, shape), ...]`` sorted by name, of a checkpoint (prefix or directory);
+    reads only the index."""
+    idx = read_checkpoint_index(_data_path(_resolve(ckpt_dir_or_file)))
+    return sorted((k, list(shape)) for k, (_dt, shape) in idx.items())
 
 
 def load_variable(ckpt_dir_or_file, name):
     """The numpy value of `name` in a checkpoint (prefix or directory)."""
-    arrays = load_checkpoint(ckpt_dir_or_file)
     if name.endswith(":0"):
         name = name[:-2]
-    try:
-        return arrays[name]
-    except KeyError:
-        raise errors.NotFoundError(
-            f"Key '{name}' not found in checkpoint {ckpt_dir_or_file}") from None
+    return read_checkpoint_file(_data_path(_resolve(ckpt_dir_or_file)), [name])[name]
 
 
 # ---------------------------------------------------------------- Saver
@@ -673,22 +761,21 @@ class Saver:
             raise errors.NotFoundError(
                 f"Failed to find a checkpoint at '{save_path}' (no file '{path}'); "
                 "ml.train.latest_checkpoint(dir) gives the newest one in a directory")
-        arrays = read_checkpoint_file(path)
+        index = read_checkpoint_index(path)
         missing, bad = [], []
         for name, v in self._vars.items():
-            a = arrays.get(name)
-            if a is None:
+            if name not in index:
                 missing.append(name)
                 continue
-            want = v.dtype.np
-            if a.dtype != want:
+            dt, shape = index[name]
+            if dt != v.dtype.np:
                 bad.append(f"'{name}': the variable has dtype {v.dtype.name}, the checkpoint "
-                           f"has {a.dtype.name}")
-            elif not TensorShape(v.shape).is_compatible_with(TensorShape(a.shape)):
+                           f"has {dt.name}")
+            elif not TensorShape(v.shape).is_compatible_with(TensorShape(shape)):
                 bad.append(f"'{name}': the variable has shape {TensorShape(v.shape)}, the "
-                           f"checkpoint has shape {TensorShape(a.shape)}")
+                           f"checkpoint has shape {TensorShape(shape)}")
         if missing:
-            held = sorted(arrays)
+            held = sorted(index)
             shown = ", ".join(held[:20]) + (", ..." if len(held) > 20 else "")
             raise errors.NotFoundError(
                 f"Key{'s' if len(missing) > 1 else ''} {', '.join(missing)} not found in "
@@ -696,9 +783,9 @@ class Saver:
         if bad:
             raise errors.InvalidArgumentError(
                 f"Restoring from checkpoint {save_path} failed: " + "; ".join(bad))
-        placed = {}
-        for name, v in self._vars.items():
-            placed[v._key] = jax.device_put(arrays[name])
+        # Reads (checksummed) and places every value before assigning any.
+        arrays = read_checkpoint_file(path, list(self._vars))
+        placed = {v._key: jax.device_put(arrays[name]) for name, v in self._vars.items()}
         sess._assign_vars(placed)
 
     def __repr__(self):

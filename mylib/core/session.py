@@ -22,6 +22,7 @@ from mylib.core.lowering import build_step, prune
 from mylib.core.tensor_shape import TensorShape
 
 _local = threading.local()
+_NO_DONATE = bool(os.environ.get("MYLIB_NO_DONATE"))
 
 IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
                                             ["values", "indices", "dense_shape"])
@@ -447,7 +448,7 @@ class Session:
 
         plan = _Plan()
         plan.segmented = None
-        plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)))
+        plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)) if not _NO_DONATE else ())
         plan.rw_keys = rw_keys
         plan.ro_keys = ro_keys
         plan.var_keys = tuple(rw_keys) + tuple(ro_keys)

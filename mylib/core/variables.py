@@ -25,6 +25,11 @@ def _in_own_graph(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        # Inside a control-flow function graph (a cond branch, a loop body) nested in
+        # the variable's graph, ops stay in the function graph, which captures the handle.
+        enclosed = getattr(get_default_graph(), "_is_enclosed_by", None)
+        if enclosed is not None and enclosed(self._graph):
+            return method(self, *args, **kwargs)
         with self._graph.as_default():
             return method(self, *args, **kwargs)
 
@@ -245,7 +250,8 @@ class Variable:
         return t
 
     def _after(self, op):
-        with self._graph.control_dependencies([op]):
+        # The read goes where the assign went (a control-flow function graph included).
+        with op.graph.control_dependencies([op]):
             return self.value()
 
     # --- operators: delegate to the read value ---

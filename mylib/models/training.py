@@ -424,10 +424,12 @@ class Model(GraphNetworkMixin, Layer):
         return m
 
     # ------------------------------------------------------------ step graphs
-    def _step_fn(self, mode, ys):
+    def _step_fn(self, mode, ys, weighted=True):
         """The raw callable of the train ('train') or test ('test') step for targets
-        shaped like `ys`; built and compiled once per signature."""
-        key = (mode, tuple((a.dtype.str, a.shape[1:]) for a in ys),
+        shaped like `ys`; built and compiled once per signature. Unweighted steps
+        (`weighted=False`) take no sample-weight feed: every sample weighs 1."""
+        feed_weights = weighted
+        key = (mode, feed_weights, tuple((a.dtype.str, a.shape[1:]) for a in ys),
                tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
         fn = self._fns.get(key)
         if fn is not None:
@@ -447,7 +449,11 @@ class Model(GraphNetworkMixin, Layer):
                                                  [None] + list(a.shape[1:]),
                                                  name=f"{n}_target")
                            for a, n in zip(ys, self.output_names)]
-                sw = array_ops.placeholder("float32", [None], name="sample_weight")
+                if feed_weights:
+                    sw = array_ops.placeholder("float32", [None], name="sample_weight")
+                else:  # ones, [batch]: no per-step host-to-device copy of weights
+                    sw = array_ops.fill(array_ops.shape(targets[0])[:1],
+                                        array_ops.constant(1.0, dtype="float32"))
                 batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
                 out_losses, updates = [], []
                 aligned = []
@@ -491,7 +497,7 @@ class Model(GraphNetworkMixin, Layer):
                         [obj.result() for _, obj, _ in tr["entries"]]
                 step = array_ops.group(*step_ops, name=f"{mode}_step")
         self._init_all()
-        feeds = list(self.inputs) + targets + [sw]
+        feeds = list(self.inputs) + targets + ([sw] if feed_weights else [])
         fn = self.session._make_raw_callable([step] + results, feeds)
         self._fns[key] = fn
         if mode == "train":
@@ -549,6 +555,7 @@ class Model(GraphNetworkMixin, Layer):
         if batch_size <= 0:
             raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
         xs, ys, sw, n = self._prepare(x, y, sample_weight, class_weight)
+        weighted = sample_weight is not None or class_weight is not None
         val = None
         if validation_data is not None:
             vd = tuple(validation_data)
@@ -570,7 +577,7 @@ class Model(GraphNetworkMixin, Layer):
                 sw[:split_at], split_at
         if n == 0:
             raise ValueError("Expected at least one training sample; received 0.")
-        train_fn = self._step_fn("train", ys)
+        train_fn = self._step_fn("train", ys, weighted)
         if val is not None:
             self._step_fn("test", val[1])
         steps = int(math.ceil(n / batch_size))
@@ -589,18 +596,26 @@ class Model(GraphNetworkMixin, Layer):
             cb.on_epoch_begin(epoch)
             order = np.random.permutation(n) if shuffle else None
             outs = None
+            hooks = cb.needs_train_batch_hooks
+            if order is not None:
+                # One gather per epoch, then contiguous slices per step.
+                xs_e = [a[order] for a in xs]
+                ys_e = [a[order] for a in ys]
+                sw_e = sw[order]
+            else:
+                xs_e, ys_e, sw_e = xs, ys, sw
             for step in range(steps):
                 lo, hi = step * batch_size, min(n, (step + 1) * batch_size)
-                if order is None:
-                    batch = [a[lo:hi] for a in xs] + [a[lo:hi] for a in ys] + [sw[lo:hi]]
-                else:
-                    idx = order[lo:hi]
-                    batch = [a[idx] for a in xs] + [a[idx] for a in ys] + [sw[idx]]
-                cb.on_train_batch_begin(step)
+                batch = [a[lo:hi] for a in xs_e] + [a[lo:hi] for a in ys_e]
+                if weighted:
+                    batch.append(sw_e[lo:hi])
+                if hooks:
+                    cb.on_train_batch_begin(step)
                 outs = train_fn(*batch)
                 # Device arrays: converting one to float is what syncs; callbacks that
                 # print do so only when they print.
-                cb.on_train_batch_end(step, dict(zip(names, outs[1:])))
+                if hooks:
+                    cb.on_train_batch_end(step, dict(zip(names, outs[1:])))
                 if self.stop_training:
                     break
             epoch_logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}

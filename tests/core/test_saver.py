@@ -262,6 +262,7 @@ def test_dtype_mismatch_raises_and_changes_nothing(tmp_path):
     ("truncate", "truncated"),
     ("truncate_header", "truncated"),
     ("flip", "checksum"),
+    ("flip_index", "index checksum"),
     ("trailing", "unexpected bytes"),
     ("foreign", "not a mylib checkpoint"),
     ("empty", "not a mylib checkpoint"),
@@ -275,8 +276,11 @@ def test_damaged_files_raise_data_loss_and_change_nothing(tmp_path, damage, matc
         data = data[:len(data) // 2]
     elif damage == "truncate_header":
         data = data[:10]
-    elif damage == "flip":
-        data = data[:-3] + bytes([data[-3] ^ 1]) + data[-2:]
+    elif damage == "flip":  # one bit inside the array data of 'w'
+        i = data.index(np.arange(4, dtype=np.float32).tobytes()) + 5
+        data = data[:i] + bytes([data[i] ^ 1]) + data[i + 1:]
+    elif damage == "flip_index":
+        data = data[:40] + bytes([data[40] ^ 1]) + data[41:]
     elif damage == "trailing":
         data = data + b"\0"
     elif damage == "foreign":
@@ -461,3 +465,45 @@ def test_save_restore_continues_training_exactly(tmp_path, kind):
     np.testing.assert_allclose(resumed, straight, rtol=1e-6, atol=1e-7)
     for k in fa:
         np.testing.assert_allclose(fb[k], fa[k], rtol=1e-6, atol=1e-7, err_msg=k)
+
+
+def test_save_while_another_thread_trains_is_a_consistent_snapshot(tmp_path):
+    import threading
+
+    g = ml.Graph()
+    with g.as_default():
+        a = ml.Variable(np.zeros(1000, np.float32), name="a")
+        b = ml.Variable(np.int64(0), name="b")
+        step = ml.group(a.assign_add(np.ones(1000, np.float32), read_value=False),
+                        b.assign_add(1, read_value=False))
+        saver = ml.train.Saver(max_to_keep=None)
+        with ml.Session() as sess:
+            sess.run(ml.global_variables_initializer())
+            stop = threading.Event()
+
+            def train():
+                while not stop.is_set():
+                    sess.run(step)
+
+            t = threading.Thread(target=train)
+            t.start()
+            try:
+                paths = [saver.save(sess, str(tmp_path / "m"), global_step=i)
+                         for i in range(10)]
+            finally:
+                stop.set()
+                t.join()
+    for p in paths:
+        vals = ml.train.load_checkpoint(p)
+        assert np.all(vals["a"] == vals["b"]), p  # both from the same step
+
+
+def test_write_meta_graph_files_follow_max_to_keep(tmp_path):
+    with ml.Graph().as_default():
+        v = ml.Variable(np.float32(3), name="v")
+        saver = ml.train.Saver(max_to_keep=1)
+        with ml.Session() as sess:
+            sess.run(v.initializer)
+            for i in range(2):
+                saver.save(sess, str(tmp_path / "m"), global_step=i, write_meta_graph=True)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-1.meta", "m-1.mylib"]

@@ -1,0 +1,266 @@
+"""Summary ops: host ops that turn tensors into serialized `Summary` protocol buffers
+(TensorBoard's format), built with tensorboardX's summary helpers.
+
+Each op runs on the host after the values it needs are computed, outputs a 0-d string
+tensor (a numpy object array holding the `bytes`), and is added to the `SUMMARIES`
+collection; `merge_all()` gathers them into one op whose value goes to
+`FileWriter.add_summary`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core import errors
+from mylib.core.graph import GraphKeys, add_to_collection, get_default_graph
+from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
+
+__all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all"]
+
+_INVALID_TAG = re.compile(r"[^-/\w\.]")
+
+
+def _summary_pb2():
+    from tensorboardX.proto import summary_pb2
+
+    return summary_pb2
+
+
+def _as_bytes_out(summary):
+    return np.array(summary.SerializeToString(), dtype=object)
+
+
+def _string_spec(*specs, **attrs):
+    return TensorSpec([], _dtypes.string)
+
+
+def _scalar_lower(ctx, op, value):
+    from tensorboardX import summary as tbx
+
+    a = np.asarray(value)
+    if a.size != 1:
+        raise errors.InvalidArgumentError(
+            f"scalar summary '{op.attrs['tag']}' needs a single value, got shape {a.shape}")
+    return _as_bytes_out(tbx.scalar(op.attrs["tag"], float(a.reshape(()))))
+
+
+# TensorFlow's default histogram buckets: +-1e-12 * 1.1^k up to 1e20, and 0.
+def _default_bins():
+    v, pos = 1e-12, []
+    while v < 1e20:
+        pos.append(v)
+        v *= 1.1
+    return np.array([-x for x in reversed(pos)] + [0.0] + pos)
+
+
+_BINS = None
+
+
+def _histogram_lower(ctx, op, values):
+    global _BINS
+    from tensorboardX import summary as tbx
+
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(a)):
+        raise errors.InvalidArgumentError(
+            f"Nan or Inf in summary histogram for: {op.attrs['tag']}")
+    if a.size == 0:
+        pb = _summary_pb2()
+        hist = pb.HistogramProto(min=0.0, max=0.0, num=0, sum=0.0, sum_squares=0.0)
+        return _as_bytes_out(pb.Summary(value=[pb.Summary.Value(tag=op.attrs["tag"],
+                                                                histo=hist)]))
+    if _BINS is None:
+        _BINS = _default_bins()
+    return _as_bytes_out(tbx.histogram(op.attrs["tag"], a, bins=_BINS))
+
+
+def _png(img):
+    from PIL import Image
+
+    c = img.shape[-1]
+    pil = Image.fromarray(img[..., 0] if c == 1 else img)
+    buf = io.BytesIO()
+    pil.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _image_lower(ctx, op, images):
+    pb = _summary_pb2()
+    a = np.asarray(images)
+    tag = op.attrs["tag"]
+    if a.ndim != 4 or a.shape[-1] not in (1, 3, 4):
+        raise errors.InvalidArgumentError(
+            f"image summary '{tag}' needs [batch, height, width, channels] with 1, 3 or "
+            f"4 channels, got shape {a.shape}")
+    if a.dtype != np.uint8:
+        if not np.all(np.isfinite(a)):
+            raise errors.InvalidArgumentError(f"Nan or Inf in image summary '{tag}'")
+        # TF1 rescales floats: [0, 1] -> [0, 255] (values are clipped).
+        a = np.clip(np.round(a.astype(np.float64) * 255.0), 0, 255).astype(np.uint8)
+    n = min(op.attrs["max_outputs"], a.shape[0])
+    values = []
+    for i in range(n):
+        t = f"{tag}/image" if op.attrs["max_outputs"] == 1 else f"{tag}/image/{i}"
+        im = pb.Summary.Image(height=a.shape[1], width=a.shape[2], colorspace=a.shape[3],
+                              encoded_image_string=_png(a[i]))
+        values.append(pb.Summary.Value(tag=t, image=im))
+    return _as_bytes_out(pb.Summary(value=values))
+
+
+def _text_lower(ctx, op, *inputs):
+    from tensorboardX import summary as tbx
+
+    a = np.asarray(inputs[0]) if inputs else np.array(op.attrs["value"], dtype=object)
+    if a.dtype == object or a.dtype.kind in "SU":
+        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in a.reshape(-1)]
+    else:
+        flat = [str(x) for x in a.reshape(-1)]
+    s = flat[0] if a.ndim == 0 else "\n\n".join(flat)
+    return _as_bytes_out(tbx.text(op.attrs["tag"], s))
+
+
+def _merge_lower(ctx, op, *inputs):
+    pb = _summary_pb2()
+    out = pb.Summary()
+    seen = set()
+    for v in inputs:
+        b = v.item() if isinstance(v, np.ndarray) else v
+        s = pb.Summary()
+        try:
+            s.ParseFromString(b)
+        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError
+            raise errors.InvalidArgumentError(
+                f"Could not parse one of the summary inputs: {e}") from None
+        for val in s.value:
+            if val.tag in seen:
+                raise errors.InvalidArgumentError(f"Duplicate tag {val.tag} found in summary "
+                                                  "inputs")
+            seen.add(val.tag)
+            out.value.add().CopyFrom(val)
+    return _as_bytes_out(out)
+
+
+ScalarSummary = OpDef("ScalarSummary", lower=_scalar_lower, shape_fn=_string_spec,
+                      stateful=True, host=True)
+HistogramSummary = OpDef("HistogramSummary", lower=_histogram_lower, shape_fn=_string_spec,
+                         stateful=True, host=True)
+ImageSummary = OpDef("ImageSummary", lower=_image_lower, shape_fn=_string_spec,
+                     stateful=True, host=True)
+TextSummary = OpDef("TextSummary", lower=_text_lower, shape_fn=_string_spec, stateful=True,
+                    host=True)
+MergeSummary = OpDef("MergeSummary", lower=_merge_lower, shape_fn=_string_spec,
+                     stateful=True, host=True)
+for _t in ("ScalarSummary", "HistogramSummary", "ImageSummary", "TextSummary",
+           "MergeSummary"):
+    NotDifferentiable(_t)
+
+
+def _tag_and_name(name):
+    """TF1: the tag is the name under the current name scope; invalid characters
+    become underscores."""
+    clean = _INVALID_TAG.sub("_", str(name)).strip("/") or "summary"
+    # The op's (unique, scoped) name is the tag: a second "loss" is tagged "loss_1".
+    return get_default_graph().unique_name(clean, mark_as_used=False), clean
+
+
+def _add(t, collections):
+    for c in (collections if collections is not None else [GraphKeys.SUMMARIES]):
+        add_to_collection(c, t)
+    return t
+
+
+def scalar(name, tensor, collections=None, family=None):
+    """A summary op holding one scalar value.
+
+    Args:
+      name: the tag (under the current name scope).
+      tensor: a real scalar tensor (or one element).
+      collections: collections to add the op to (default `[GraphKeys.SUMMARIES]`).
+    Returns:
+      a 0-d string `Tensor`: the serialized `Summary`.
+    """
+    tag, op_name = _tag_and_name(name if family is None else f"{family}/{name}")
+    t = convert_to_tensor(tensor)
+    out = ScalarSummary(t, tag=tag, name=op_name)
+    return _add(out, collections)
+
+
+def histogram(name, values, collections=None, family=None):
+    """A summary op holding a histogram of `values` (any shape), in TensorFlow's
+    default exponential buckets.
+
+    Raises (at run time):
+      InvalidArgumentError: a value is NaN or infinite.
+    """
+    tag, op_name = _tag_and_name(name if family is None else f"{family}/{name}")
+    out = HistogramSummary(convert_to_tensor(values), tag=tag,
+                           name=op_name)
+    return _add(out, collections)
+
+
+def image(name, tensor, max_outputs=3, collections=None, family=None):
+    """A summary op holding up to `max_outputs` images of `tensor`.
+
+    Args:
+      tensor: [batch, height, width, channels], channels 1 (grey), 3 (RGB) or 4
+        (RGBA); uint8, or floats in [0, 1] (scaled by 255, clipped).
+    Returns:
+      a 0-d string `Tensor`; the images are tagged ``name/image/i`` (``name/image``
+      when `max_outputs` is 1), as TensorFlow 1.
+    """
+    if not isinstance(max_outputs, int) or max_outputs < 1:
+        raise ValueError(f"`max_outputs` must be a positive int. Received: "
+                         f"max_outputs={max_outputs!r}")
+    t = convert_to_tensor(tensor)
+    if t.shape.rank is not None and t.shape.rank != 4:
+        raise ValueError(f"image summary needs a [batch, height, width, channels] tensor, "
+                         f"got shape {t.shape}")
+    tag, op_name = _tag_and_name(name if family is None else f"{family}/{name}")
+    out = ImageSummary(t, tag=tag, max_outputs=max_outputs, name=op_name)
+    return _add(out, collections)
+
+
+def text(name, tensor, collections=None):
+    """A summary op holding text (a string tensor, or any tensor printed as text);
+    shown in TensorBoard's Text tab."""
+    tag, op_name = _tag_and_name(name)
+    if isinstance(tensor, (str, bytes)):
+        # String constants are not graph tensors here: the text is an attr.
+        value = tensor.decode() if isinstance(tensor, bytes) else tensor
+        out = TextSummary(tag=tag, value=value, name=op_name)
+    else:
+        out = TextSummary(convert_to_tensor(tensor), tag=tag, value=None,
+                          name=op_name)
+    return _add(out, collections)
+
+
+def merge(inputs, collections=None, name=None):
+    """A summary op holding the union of the values of the summaries `inputs`.
+
+    Raises (at run time):
+      InvalidArgumentError: two inputs use the same tag.
+    """
+    ts = [convert_to_tensor(x) for x in inputs]
+    for t in ts:
+        if t.dtype != _dtypes.string:
+            raise TypeError(f"merge: '{t.name}' is not a summary (dtype {t.dtype.name})")
+    out = MergeSummary(*ts, name=name or "Merge/MergeSummary")
+    if collections:
+        _add(out, collections)
+    return out
+
+
+def merge_all(key=GraphKeys.SUMMARIES, scope=None, name=None):
+    """Merges every summary in collection `key` (optionally filtered by `scope`).
+
+    Returns:
+      the merged summary tensor, or None when the collection is empty (as TF1).
+    """
+    ts = get_default_graph().get_collection(key, scope)
+    if not ts:
+        return None
+    return merge(ts, name=name)
