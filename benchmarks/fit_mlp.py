@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import statistics
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -27,6 +26,8 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
+from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
+                      mylib_timer_callback)
 
 
 def digits_data():
@@ -42,13 +43,6 @@ def large_data(n=8192, seed=0):
     x = rng.standard_normal((n, 784)).astype(np.float32)
     y = rng.integers(0, 10, n).astype(np.int64)
     return x, y, [784, 1024, 1024, 10], 128
-
-
-def summarize(epoch_times, n_samples):
-    first = epoch_times[0]
-    rest = epoch_times[1:]
-    med = statistics.median(rest)
-    return {"samples_per_s": n_samples / med, "epoch_s": med, "compile_s": max(first - med, 0.0)}
 
 
 # ---------------------------------------------------------------- hand-written JAX
@@ -89,55 +83,41 @@ def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
             params, opt_state, loss = step(params, opt_state, xs[i:i + batch], ys[i:i + batch])
         jax.block_until_ready(params)
         times.append(time.perf_counter() - t0)
-    return times, float(loss)
+    # Mean loss over the training data after training (outside the timed epochs).
+    mean_loss = jax.jit(loss_fn)(params, x, y)
+    return times, float(mean_loss)
 
 
 # ---------------------------------------------------------------- mylib
-def run_mylib(x, y, sizes, batch, epochs, lr=1e-3):
-    times = []
-
-    class Timer(ml.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            self.t0 = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            times.append(time.perf_counter() - self.t0)
-
+def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=1):
+    timer = EpochTimer()
     layers = [ml.layers.Input((sizes[0],))]
     for s in sizes[1:-1]:
         layers.append(ml.layers.Dense(s, activation="relu"))
     layers.append(ml.layers.Dense(sizes[-1]))
     model = ml.Sequential(layers)
+    kw = {"steps_per_execution": steps_per_execution} if steps_per_execution > 1 else {}
     model.compile(optimizer=ml.optimizers.Adam(lr),
-                  loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True))
-    hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0, callbacks=[Timer()])
-    return times, hist.history["loss"][-1]
+                  loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True), **kw)
+    hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0,
+                     callbacks=[mylib_timer_callback(timer)])
+    return timer.times, hist.history["loss"][-1]
 
 
 # ---------------------------------------------------------------- Keras 3 on JAX
 def run_keras(x, y, sizes, batch, epochs, lr=1e-3):
-    try:
-        import keras
-    except ImportError:
+    keras = keras_jax()
+    if keras is None:
         return None, None
-    if keras.backend.backend() != "jax":
-        return None, None
-    times = []
-
-    class Timer(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            self.t0 = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            times.append(time.perf_counter() - self.t0)
-
+    timer = EpochTimer()
     model = keras.Sequential([keras.Input((sizes[0],))] +
                              [keras.layers.Dense(s, activation="relu") for s in sizes[1:-1]] +
                              [keras.layers.Dense(sizes[-1])])
     model.compile(optimizer=keras.optimizers.Adam(lr),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0, callbacks=[Timer()])
-    return times, hist.history["loss"][-1]
+    hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0,
+                     callbacks=[keras_timer_callback(timer)])
+    return timer.times, hist.history["loss"][-1]
 
 
 def main(argv=None):
@@ -145,6 +125,8 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--only", choices=["digits", "large"], default=None)
     p.add_argument("--repeats", type=int, default=3, help="rotations of the three systems")
+    p.add_argument("--steps-per-execution", action="store_true",
+                   help="also compare steps_per_execution 1, 8, 32 on the digits MLP")
     args = p.parse_args(argv)
     workloads = [("digits MLP 64-128-10, batch 32", digits_data),
                  ("MLP 784-1024-1024-10, batch 128", large_data)]
@@ -153,33 +135,19 @@ def main(argv=None):
     print(f"jax {jax.__version__}, devices {jax.devices()}, epochs {args.epochs}")
     for title, make in workloads:
         x, y, sizes, batch = make()
-        runners = [("jax.jit + optax (hand-written)", run_jax),
-                   ("mylib Model.fit", run_mylib),
-                   ("Keras 3 (JAX) Model.fit", run_keras)]
-        times = {name: [] for name, _ in runners}
-        compile_s, losses = {}, {}
-        # Repeats rotate the order, so no system always runs first on a warm machine.
-        for r in range(args.repeats):
-            for k in range(len(runners)):
-                name, fn = runners[(k + r) % len(runners)]
-                t, loss = fn(x, y, sizes, batch, args.epochs)
-                if t is None:
-                    continue
-                s_ = summarize(t, len(x))
-                compile_s.setdefault(name, s_["compile_s"])
-                times[name].extend(t[1:])
-                losses[name] = loss
-        base = len(x) / statistics.median(times[runners[0][0]])
-        print(f"\n{title}: {len(x)} samples, {args.repeats} repeats x {args.epochs} epochs")
-        print(f"  {'system':34s} {'samples/s':>11s} {'ratio':>6s} {'compile s':>10s} "
-              f"{'last loss':>10s}")
-        for name, _ in runners:
-            if not times[name]:
-                print(f"  {name:34s} {'(not installed)':>11s}")
-                continue
-            sps = len(x) / statistics.median(times[name])
-            print(f"  {name:34s} {sps:11.0f} {sps / base:6.2f} {compile_s[name]:10.2f} "
-                  f"{losses[name]:10.4f}")
+        compare(title, len(x), [
+            ("jax.jit + optax (hand-written)", lambda e: run_jax(x, y, sizes, batch, e)),
+            ("mylib Model.fit", lambda e: run_mylib(x, y, sizes, batch, e)),
+            ("Keras 3 (JAX) Model.fit", lambda e: run_keras(x, y, sizes, batch, e)),
+        ], args.epochs, args.repeats)
+    if args.steps_per_execution:
+        x, y, sizes, batch = digits_data()
+        runners = [(f"mylib fit, steps_per_execution={k}",
+                    (lambda k: lambda e: run_mylib(x, y, sizes, batch, e,
+                                                   steps_per_execution=k))(k))
+                   for k in (1, 8, 32)]
+        compare("digits MLP: steps_per_execution", len(x), runners, args.epochs,
+                args.repeats)
 
 if __name__ == "__main__":
     main()

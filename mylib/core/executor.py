@@ -72,7 +72,8 @@ class HostContext:
 
 class _Cluster:
     __slots__ = ("ops", "device", "inputs", "outputs", "fn", "rw_keys", "ro_keys",
-                 "written_keys", "uses_rng", "touched", "phase", "name", "static")
+                 "written_keys", "uses_rng", "touched", "phase", "name", "static",
+                 "rng_ops")
 
     def __init__(self, ops, device, inputs, outputs, phase, name):
         self.ops = ops
@@ -82,6 +83,7 @@ class _Cluster:
         self.phase = phase
         self.name = name
         self.fn = None
+        self.rng_ops = ()
         self.touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
         self.static = {}
 
@@ -176,15 +178,12 @@ class SegmentedPlan:
         store = session._store
         undo = {}
         mine = {}
-        counter = None
         hctx = HostContext(session, deadline)
         try:
             for seg in self.segments:
                 t0 = time.perf_counter() if trace is not None else 0.0
                 if isinstance(seg, _Cluster):
-                    if counter is None:
-                        counter = session._next_counter()
-                    self._run_cluster(session, seg, env, store, undo, mine, counter)
+                    self._run_cluster(session, seg, env, store, undo, mine)
                     if trace is not None:
                         jax.block_until_ready([env[o] for o in seg.outputs])
                         trace.append({"name": seg.name, "device": str(seg.device),
@@ -213,7 +212,7 @@ class SegmentedPlan:
             return op.attrs["value"]
         raise errors.InvalidArgumentError(f"cannot fetch '{t.name}' directly", op=op)
 
-    def _run_cluster(self, session, seg, env, store, undo, mine, counter):
+    def _run_cluster(self, session, seg, env, store, undo, mine):
         args = []
         for t in seg.inputs:
             v = env[t]
@@ -229,6 +228,8 @@ class SegmentedPlan:
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
+            counter = session._take_rng_counts(seg.rng_ops) if seg.rng_ops else \
+                np.zeros(0, np.uint32)
             outs = seg.fn(*var_vals, *args, counter)
             n = len(seg.outputs)
             for k, v in zip(seg.written_keys, outs[n:]):
@@ -247,16 +248,18 @@ class SegmentedPlan:
                            session._seed_base, info)
         specs = [jax.ShapeDtypeStruct(np.shape(a), _dtype_of(a)) for a in args]
         vspecs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
-        jax.eval_shape(probe, [], vspecs, specs, np.uint32(0))
+        jax.eval_shape(probe, [], vspecs, specs, np.zeros(0, np.uint32))
         written = list(info["written"])
         ws = set(written)
         seg.rw_keys = [k for k in in_keys if k in ws]
         seg.ro_keys = [k for k in in_keys if k not in ws]
         seg.written_keys = tuple(written)
         seg.static = {seg.outputs[i]: v for i, v in info["static"].items()}
+        seg.rng_ops = tuple(info.get("rng_ops", ()))
         step = build_step(seg.ops, list(seg.inputs), seg.outputs, seg.ro_keys, seg.rw_keys,
                           session._seed_base, {"static": {}, "written": [],
-                                               "status_keys": [], "uses_rng": False})
+                                               "status_keys": [], "uses_rng": False},
+                          seg.rng_ops)
         n_rw, n_ro, n_in = len(seg.rw_keys), len(seg.ro_keys), len(seg.inputs)
         wk = seg.written_keys
 

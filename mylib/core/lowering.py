@@ -73,7 +73,7 @@ class LoweringContext:
     """What stateful ops see while a step is traced: the variables' current values
     (`read_var` / `write_var`), their initialization state, and random keys."""
 
-    def __init__(self, state, counter, seed_base):
+    def __init__(self, state, counter, seed_base, rng_ops=()):
         self.state = state
         self.written = []
         self._written_set = set()
@@ -82,6 +82,10 @@ class LoweringContext:
         self.counter = counter
         self.seed_base = seed_base
         self.op = None
+        # Per-op run counters: `counter` is a vector with one entry per name in
+        # `rng_ops` (the random ops found by the step's discovery trace).
+        self._op_counters = {n: counter[i] for i, n in enumerate(rng_ops)} if rng_ops else {}
+        self.rng_ops = []
 
     def read_var(self, op, ref):
         try:
@@ -113,9 +117,14 @@ class LoweringContext:
         return ref.key in self.state
 
     def rng_key(self, op):
-        """A PRNG key for `op` in this run: fixed by its (seed, seed2) attrs and the
-        session's run counter, so a fresh session replays the same sequence."""
+        """A PRNG key for `op` in this run: fixed by its (seed, seed2) attrs and how
+        many times this op has run in this session (as TensorFlow 1's stateful random
+        kernels), so a fresh session replays the same sequence and two ops with the
+        same seeds give the same values."""
         self.uses_rng = True
+        name = rng_op_key(op)
+        if name not in self.rng_ops:
+            self.rng_ops.append(name)
         seed = int(op.attrs.get("seed", 0) or 0)
         seed2 = int(op.attrs.get("seed2", 0) or 0)
         if seed == 0 and seed2 == 0:
@@ -123,7 +132,14 @@ class LoweringContext:
         else:
             base = (seed * 1000003 + seed2) % (2 ** 62)
         key = jax.random.key(base)
-        return jax.random.fold_in(key, self.counter)
+        return jax.random.fold_in(key, self._op_counters.get(name, 0))
+
+
+def rng_op_key(op):
+    """The name under which a session counts the runs of random op `op` (function
+    graphs prefix their own name: op names repeat across them)."""
+    fg = getattr(op.graph, "name", None)
+    return f"{fg}::{op.name}" if isinstance(fg, str) else op.name
 
 
 def _kernel_attrs(op):
@@ -179,18 +195,19 @@ def interpret(prepared, env, ctx):
     return env
 
 
-def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info):
+def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info, rng_ops=()):
     """Returns ``step(rw_vals, ro_vals, feed_vals, counter) -> (fetches, written)``.
 
-    `info` collects what tracing learns (written keys, status keys, rng use, static
-    fetch values that cannot leave XLA such as strings).
+    `counter` is a uint32 vector of per-op run counts, one per name in `rng_ops` (empty
+    for the discovery trace). `info` collects what tracing learns (written keys, status
+    keys, random ops, static fetch values that cannot leave XLA such as strings).
     """
     prepared = prepare(ops, feeds)
 
     def step(rw_vals, ro_vals, feed_vals, counter):
         state = dict(zip(rw_keys, rw_vals))
         state.update(zip(ro_keys, ro_vals))
-        ctx = LoweringContext(state, counter, seed_base)
+        ctx = LoweringContext(state, counter, seed_base, rng_ops)
         env = dict(zip(feeds, feed_vals))
         interpret(prepared, env, ctx)
         fetches = []
@@ -204,6 +221,7 @@ def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info):
         info["written"] = list(ctx.written)
         info["status_keys"] = list(ctx.status_keys)
         info["uses_rng"] = ctx.uses_rng
+        info["rng_ops"] = list(ctx.rng_ops)
         written = {k: ctx.state[k] for k in ctx.written}
         return fetches, written
 

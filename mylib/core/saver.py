@@ -785,7 +785,8 @@ class Saver:
                 f"Restoring from checkpoint {save_path} failed: " + "; ".join(bad))
         # Reads (checksummed) and places every value before assigning any.
         arrays = read_checkpoint_file(path, list(self._vars))
-        placed = {v._key: jax.device_put(arrays[name]) for name, v in self._vars.items()}
+        placed = {v._key: jax.device_put(arrays[name], _variable_device(v))
+                  for name, v in self._vars.items()}
         sess._assign_vars(placed)
 
     def __repr__(self):
@@ -853,3 +854,18 @@ def get_or_create_global_step(graph=None):
 def global_step(sess, global_step_tensor):
     """The int value of the global step in `sess`."""
     return _step_value(sess, global_step_tensor)
+
+
+def _variable_device(v):
+    """The local device a variable is placed on (its handle's device), or None for
+    JAX's default device."""
+    dev = v.handle.op.device
+    if not dev:
+        return None
+    from mylib.core import errors as _errors
+    from mylib.devices import get_device
+
+    try:
+        return get_device(dev)
+    except _errors.InvalidArgumentError:
+        return None  # not a local device (e.g. a parameter-server task): default

@@ -15,6 +15,7 @@ import threading
 import jax
 import numpy as np
 
+from mylib import config as _config
 from mylib.core import dtypes as _dtypes
 from mylib.core import errors
 from mylib.core.graph import Operation, Tensor, get_default_graph
@@ -74,7 +75,7 @@ def get_default_session():
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
-                 "n_tensor_fetches", "segmented")
+                 "n_tensor_fetches", "segmented", "rng_ops")
 
 
 def _flatten(fetches, graph):
@@ -135,7 +136,11 @@ def _feed_key(k, graph):
             raise ValueError(f"Feed key {k!r} is not an element of this session's graph.")
         return k
     if isinstance(k, str):
-        return graph.as_graph_element(k, allow_operation=False)
+        try:
+            return graph.as_graph_element(k, allow_operation=False)
+        except (KeyError, ValueError) as e:  # as TensorFlow: a bad key is a TypeError
+            raise TypeError(f"Cannot interpret feed_dict key {k!r} as a Tensor: "
+                            f"{e.args[0]}") from None
     conv = getattr(k, "_as_graph_element", None)
     if conv is not None:
         return conv()
@@ -222,10 +227,12 @@ class Session:
         self._lock = threading.RLock()
         self._closed = False
         self._counter = 0
-        self._seed_base = int.from_bytes(os.urandom(4), "little")
+        # Fresh entropy, unless a global seed / op determinism fixes it (mylib.config).
+        self._seed_base = _config.session_seed_base()
         self._default_ctx = None
         self._resources = {}
         self._cancelled = threading.Event()
+        self._rng_counts = {}
 
     # --- context management ---
     @property
@@ -410,7 +417,10 @@ class Session:
                 raise errors.InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{op.name}' with dtype "
                     f"{op.attrs['dtype']} and shape {TensorShape(op.attrs['shape'])}", op=op)
-        placed = self._place(ops)
+        if getattr(self._graph, "_distribution", None) is not None:
+            placed = {}  # the strategy's layout decides where the step runs
+        else:
+            placed = self._place(ops)
         devs = {d for d in placed.values() if d is not None}
         if any(op.op_def.host for op in ops) or len(devs) > 1 or \
                 (devs and next(iter(devs)) != jax.devices()[0]):
@@ -431,8 +441,9 @@ class Session:
         rw_keys = [k for k in in_keys if k in written]
         ro_keys = [k for k in in_keys if k not in written]
         info2 = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
+        rng_ops = tuple(info.get("rng_ops", ()))
         step = build_step(ops, list(feed_keys), fetch_tensors, ro_keys, rw_keys,
-                          self._seed_base, info2)
+                          self._seed_base, info2, rng_ops)
         # The compiled function takes and returns flat tuples (variables it writes,
         # variables it reads, feeds[, rng counter]) -> (fetches..., written values...):
         # flat pytrees keep the per-call dispatch cost close to a bare jax.jit call.
@@ -440,15 +451,23 @@ class Session:
         written_keys = tuple(info["written"])
         uses_rng = info["uses_rng"]
 
+        # A distribution strategy's layout hook (graph._distribution, set when the
+        # strategy's variables are created): where inputs and new variable values live.
+        dist = getattr(self._graph, "_distribution", None)
+        constrain = dist.constrain_variable if dist is not None else (lambda v: v)
+
         def flat_step(*args):
-            counter = args[n_rw + n_ro + n_feed] if uses_rng else np.uint32(0)
+            counter = args[n_rw + n_ro + n_feed] if uses_rng else ()
             fetches, written = step(list(args[:n_rw]), list(args[n_rw:n_rw + n_ro]),
                                     list(args[n_rw + n_ro:n_rw + n_ro + n_feed]), counter)
-            return (*fetches, *[written[k] for k in written_keys])
+            return (*fetches, *[constrain(written[k]) for k in written_keys])
 
         plan = _Plan()
         plan.segmented = None
         plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)) if not _NO_DONATE else ())
+        if dist is not None:
+            jitted, feeds_at = plan.fn, slice(n_rw + n_ro, n_rw + n_ro + n_feed)
+            plan.fn = lambda *a: jitted(*dist.shard_args(list(a), feeds_at))
         plan.rw_keys = rw_keys
         plan.ro_keys = ro_keys
         plan.var_keys = tuple(rw_keys) + tuple(ro_keys)
@@ -459,6 +478,7 @@ class Session:
         plan.status_keys = tuple(info["status_keys"])
         plan.status = tuple(k in store for k in plan.status_keys)
         plan.uses_rng = info["uses_rng"]
+        plan.rng_ops = rng_ops
         static_by_tensor = info["static"]
         # Map fetch results back to `leaves` order (ops give None).
         idx = {}
@@ -536,10 +556,14 @@ class Session:
                 for ev in trace)
         return res
 
-    def _next_counter(self):
+    def _take_rng_counts(self, names):
+        """The run counts of random ops `names` (uint32 vector), then counts them run."""
         with self._lock:
-            self._counter += 1
-            return np.uint32(self._counter & 0xFFFFFFFF)
+            counts = self._rng_counts
+            out = np.fromiter((counts.get(n, 0) for n in names), np.uint32, len(names))
+            for n in names:
+                counts[n] = (counts.get(n, 0) + 1) & 0xFFFFFFFF
+            return out
 
     def _get_resource(self, key, factory):
         with self._lock:
@@ -564,8 +588,7 @@ class Session:
                     f"Attempting to use uninitialized value {e.args[0]}") from None
             args.extend(feed_vals)
             if plan.uses_rng:
-                self._counter += 1
-                args.append(np.uint32(self._counter & 0xFFFFFFFF))
+                args.append(self._take_rng_counts(plan.rng_ops))
             outs = plan.fn(*args)
             n = plan.n_tensor_fetches
             if plan.written_keys:

@@ -1,4 +1,13 @@
-"""Distribution strategies (MirroredStrategy, MultiWorkerMirroredStrategy,
-ParameterServerStrategy) plug into the core through its hooks: the variable-creator
-stack (`mylib.core.variables.variable_creator_scope`), device scopes, and the compiled
-step. None is provided yet; single-process execution needs none."""
+"""Distribution strategies. They plug into the core through its hooks — the
+variable-creator stack and the compiled-step layout (`graph._distribution`) — so the
+core never imports this package.
+
+- `MirroredStrategy`: synchronous replicas over the local XLA devices.
+- `get_strategy()`, `has_strategy()`, `get_replica_context()`, `ReduceOp`.
+"""
+
+from mylib.distribute.distribute_lib import (InputContext, PerReplica, ReduceOp,  # noqa: F401
+                                             ReplicaContext, Strategy, StrategyExtended,
+                                             get_replica_context, get_strategy,
+                                             has_strategy, in_cross_replica_context)
+from mylib.distribute.mirrored import MirroredStrategy  # noqa: F401

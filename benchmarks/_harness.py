@@ -1,0 +1,91 @@
+"""Shared timing harness for the fit benchmarks: each system trains the same model on
+the same data for some epochs; samples/s is the median over epochs after the first
+(which includes compilation, reported separately); repeats rotate the order of the
+systems so none always runs first. The loss column is the last epoch's mean training
+loss (for the hand-written loops: the mean loss over the training data after training),
+a check that every system trained the same model, not a speed figure."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+class EpochTimer:
+    """Collects per-epoch wall times through a Keras-style callback's hooks."""
+
+    def __init__(self):
+        self.times = []
+
+    def begin(self):
+        self.t0 = time.perf_counter()
+
+    def end(self):
+        self.times.append(time.perf_counter() - self.t0)
+
+
+def mylib_timer_callback(timer):
+    import mylib as ml
+
+    class _CB(ml.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            timer.begin()
+
+        def on_epoch_end(self, epoch, logs=None):
+            timer.end()
+
+    return _CB()
+
+
+def keras_timer_callback(timer):
+    import keras
+
+    class _CB(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            timer.begin()
+
+        def on_epoch_end(self, epoch, logs=None):
+            timer.end()
+
+    return _CB()
+
+
+def keras_jax():
+    """The keras module if Keras 3 with the JAX backend is installed, else None."""
+    try:
+        import keras
+    except ImportError:
+        return None
+    return keras if keras.backend.backend() == "jax" else None
+
+
+def compare(title, n_samples, runners, epochs, repeats):
+    """Runs each `(name, fn)` in `runners` (`fn(epochs) -> (epoch_times, last_loss)`,
+    or `(None, None)` when unavailable) `repeats` times and prints the table; the first
+    runner is the baseline of the ratio column."""
+    times = {name: [] for name, _ in runners}
+    compile_s, losses = {}, {}
+    for r in range(repeats):
+        for k in range(len(runners)):
+            name, fn = runners[(k + r) % len(runners)]
+            t, loss = fn(epochs)
+            if t is None:
+                continue
+            med = statistics.median(t[1:])
+            compile_s.setdefault(name, max(t[0] - med, 0.0))
+            times[name].extend(t[1:])
+            losses[name] = loss
+    base = n_samples / statistics.median(times[runners[0][0]])
+    print(f"\n{title}: {n_samples} samples, {repeats} repeats x {epochs} epochs")
+    print(f"  {'system':34s} {'samples/s':>11s} {'ratio':>6s} {'compile s':>10s} "
+          f"{'loss':>10s}")
+    rows = {}
+    for name, _ in runners:
+        if not times[name]:
+            print(f"  {name:34s} {'(not installed)':>11s}")
+            continue
+        sps = n_samples / statistics.median(times[name])
+        rows[name] = sps / base
+        print(f"  {name:34s} {sps:11.0f} {sps / base:6.2f} {compile_s[name]:10.2f} "
+              f"{losses[name]:10.4f}")
+    return rows

@@ -1,0 +1,125 @@
+"""Training throughput of a CNN: mylib `fit` against a hand-written `jax.jit` + flax +
+optax loop and Keras 3 on JAX (where installed), in one process run.
+
+    python benchmarks/fit_cnn.py [--epochs 5] [--repeats 3]
+
+Model: Conv2D(32, 3, same, relu) -> MaxPooling2D(2) -> Conv2D(64, 3, same, relu) ->
+Flatten -> Dense(10), Adam 1e-3, batch 64, on scikit-learn's 8x8 digits (1,797 images).
+"""
+
+import argparse
+import functools
+import os
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
+import flax.linen as nn  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import optax  # noqa: E402
+
+import mylib as ml  # noqa: E402
+from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
+                      mylib_timer_callback)
+
+BATCH = 64
+
+
+def data():
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    return (x / 16.0).astype(np.float32).reshape(-1, 8, 8, 1), y.astype(np.int64)
+
+
+class FlaxCNN(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.Conv(32, (3, 3), padding="SAME")(x))
+        x = nn.max_pool(x, (2, 2), strides=(2, 2))
+        x = nn.relu(nn.Conv(64, (3, 3), padding="SAME")(x))
+        x = x.reshape((x.shape[0], -1))
+        return nn.Dense(10)(x)
+
+
+def run_flax(x, y, epochs):
+    model = FlaxCNN()
+    params = model.init(jax.random.key(0), jnp.zeros((1, 8, 8, 1), jnp.float32))
+    tx = optax.adam(1e-3, eps=1e-7)
+    state = tx.init(params)
+
+    def loss_fn(p, xb, yb):
+        return optax.softmax_cross_entropy_with_integer_labels(model.apply(p, xb), yb).mean()
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def step(p, s, xb, yb):
+        g = jax.grad(loss_fn)(p, xb, yb)
+        u, s = tx.update(g, s, p)
+        return optax.apply_updates(p, u), s
+
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        perm = rng.permutation(len(x))
+        xs, ys = x[perm], y[perm]
+        for i in range(0, len(x), BATCH):
+            params, state = step(params, state, xs[i:i + BATCH], ys[i:i + BATCH])
+        jax.block_until_ready(params)
+        times.append(time.perf_counter() - t0)
+    return times, float(jax.jit(loss_fn)(params, x, y))
+
+
+def run_mylib(x, y, epochs):
+    timer = EpochTimer()
+    model = ml.Sequential([
+        ml.layers.Input((8, 8, 1)),
+        ml.layers.Conv2D(32, 3, padding="same", activation="relu"),
+        ml.layers.MaxPooling2D(2),
+        ml.layers.Conv2D(64, 3, padding="same", activation="relu"),
+        ml.layers.Flatten(),
+        ml.layers.Dense(10),
+    ])
+    model.compile(optimizer=ml.optimizers.Adam(1e-3),
+                  loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True))
+    h = model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0,
+                  callbacks=[mylib_timer_callback(timer)])
+    return timer.times, h.history["loss"][-1]
+
+
+def run_keras(x, y, epochs):
+    keras = keras_jax()
+    if keras is None:
+        return None, None
+    timer = EpochTimer()
+    L = keras.layers
+    model = keras.Sequential([keras.Input((8, 8, 1)),
+                              L.Conv2D(32, 3, padding="same", activation="relu"),
+                              L.MaxPooling2D(2),
+                              L.Conv2D(64, 3, padding="same", activation="relu"),
+                              L.Flatten(), L.Dense(10)])
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    h = model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0,
+                  callbacks=[keras_timer_callback(timer)])
+    return timer.times, h.history["loss"][-1]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    x, y = data()
+    print(f"jax {jax.__version__}, devices {jax.devices()}")
+    compare("digits CNN (conv32-pool-conv64-dense10), batch 64", len(x), [
+        ("jax.jit + flax + optax (hand-written)", lambda e: run_flax(x, y, e)),
+        ("mylib Model.fit", lambda e: run_mylib(x, y, e)),
+        ("Keras 3 (JAX) Model.fit", lambda e: run_keras(x, y, e)),
+    ], args.epochs, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
