@@ -196,8 +196,20 @@ def _convert_feed(t, value):
 def _to_numpy(v):
     if v is None:
         return None
-    a = np.asarray(v)
+    a = host_value(v)
     return a[()] if a.ndim == 0 else a
+
+
+def host_value(v):
+    """A numpy copy of `v`. Arrays that span several processes (multi-worker
+    strategies) are read from this process's replica, or gathered when sharded."""
+    if isinstance(v, jax.Array) and not v.is_fully_addressable:
+        if v.sharding.is_fully_replicated:
+            return np.asarray(v.addressable_data(0))
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(v, tiled=True))
+    return np.asarray(v)
 
 
 class Session:
@@ -426,6 +438,9 @@ class Session:
                 (devs and next(iter(devs)) != jax.devices()[0]):
             return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
         touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
+        # Processes of one multi-worker job must draw the same random initial values.
+        seed_base = getattr(getattr(self._graph, "_distribution", None), "seed_base",
+                            None) or self._seed_base
         store = self._store
         in_keys = [k for k in touched if k in store]
         info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
@@ -433,7 +448,7 @@ class Session:
         # it depends on initialization state; raises for uninitialized reads, before
         # any state changes.
         probe = build_step(ops, list(feed_keys), fetch_tensors, in_keys, [],
-                           self._seed_base, info)
+                           seed_base, info)
         feed_specs = [jax.ShapeDtypeStruct(np.shape(v), _dtype_of(v)) for v in feed_vals]
         var_specs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
         jax.eval_shape(probe, [], var_specs, feed_specs, np.uint32(0))
@@ -443,7 +458,7 @@ class Session:
         info2 = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
         rng_ops = tuple(info.get("rng_ops", ()))
         step = build_step(ops, list(feed_keys), fetch_tensors, ro_keys, rw_keys,
-                          self._seed_base, info2, rng_ops)
+                          seed_base, info2, rng_ops)
         # The compiled function takes and returns flat tuples (variables it writes,
         # variables it reads, feeds[, rng counter]) -> (fetches..., written values...):
         # flat pytrees keep the per-call dispatch cost close to a bare jax.jit call.
@@ -613,7 +628,7 @@ class Session:
             for v in vals:
                 if v is not None and hasattr(v, "copy_to_host_async"):
                     v.copy_to_host_async()
-            return [None if v is None else np.asarray(v) for v in vals]
+            return [None if v is None else host_value(v) for v in vals]
 
     def _assign_vars(self, values):
         """Sets `{key: array}` all at once under the lock (checked by the caller)."""

@@ -3,6 +3,9 @@ variable-creator stack and the compiled-step layout (`graph._distribution`) — 
 core never imports this package.
 
 - `MirroredStrategy`: synchronous replicas over the local XLA devices.
+- `MultiWorkerMirroredStrategy`: synchronous replicas over processes/machines
+  (`jax.distributed`), the cluster from ``TF_CONFIG``; `python -m
+  mylib.distribute.launch` runs a script on N local processes.
 - `get_strategy()`, `has_strategy()`, `get_replica_context()`, `ReduceOp`.
 """
 
@@ -11,3 +14,7 @@ from mylib.distribute.distribute_lib import (InputContext, PerReplica, ReduceOp,
                                              get_replica_context, get_strategy,
                                              has_strategy, in_cross_replica_context)
 from mylib.distribute.mirrored import MirroredStrategy  # noqa: F401
+from mylib.distribute.cluster_resolver import (ClusterResolver, ClusterSpec,  # noqa: F401
+                                               SimpleClusterResolver,
+                                               TFConfigClusterResolver)
+from mylib.distribute.multi_worker import MultiWorkerMirroredStrategy  # noqa: F401

@@ -64,7 +64,9 @@ def ensure_initialized(variables):
 def get_values(variables):
     """The values of `variables` as numpy arrays (initializing them first if needed)."""
     ensure_initialized(variables)
-    return [np.array(get_session(v.graph)._get_var(v._key)) for v in variables]
+    from mylib.core.session import host_value
+
+    return [np.array(host_value(get_session(v.graph)._get_var(v._key))) for v in variables]
 
 
 def set_values(variables, values, owner="Model"):
