@@ -229,13 +229,14 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
         between = fwd  # already restricted to back
 
         grads = {}  # tensor -> list of grads
-        for y, gy in zip(ys, grad_ys):
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
             if gy is None:
                 if not _is_diff(y):
                     continue
                 gy = array_ops.ones_like(y, name=None)
             else:
                 gy = convert_to_tensor(gy, dtype_hint=y.dtype)
+                _check_grad_y(i, y, gy)
             grads.setdefault(y, []).append(gy)
 
         xset = set(xs)
@@ -293,6 +294,21 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
                     gx = array_ops.zeros_like(x)
             result.append(gx)
         return result
+
+
+def _check_grad_y(i, y, gy):
+    """grad_ys[i] must match ys[i] in dtype and shape (TF checks both too)."""
+    problem = None
+    if gy.dtype != y.dtype:
+        problem = f"has dtype {gy.dtype.name}, but ys[{i}] '{y.name}' has dtype {y.dtype.name}"
+    elif not y.shape.is_compatible_with(gy.shape):
+        problem = f"has shape {gy.shape}, but ys[{i}] '{y.name}' has shape {y.shape}"
+    if problem is not None:
+        from mylib.core.graph import _user_frame
+
+        frame = _user_frame()
+        where = "" if frame is None else f"\n  called at {frame[0]}:{frame[1]} in {frame[2]}"
+        raise errors.InvalidArgumentError(f"gradients: grad_ys[{i}] '{gy.name}' {problem}{where}")
 
 
 def _as_value(x):

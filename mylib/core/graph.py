@@ -418,6 +418,12 @@ class Graph:
                 return self.get_tensor_by_name(obj)
             if allow_operation:
                 return self.get_operation_by_name(obj)
+            if ":" not in obj:
+                what = "an Operation" if obj in self._by_name else "no element of the graph"
+                raise ValueError(
+                    f"The name '{obj}' refers to {what}, not a Tensor. Tensor names have "
+                    f"the form '<op_name>:<output_index>', e.g. '{obj}:0'.")
+            raise ValueError(f"The name '{obj}' refers to a Tensor, not an Operation.")
         if isinstance(obj, Tensor) and allow_tensor:
             if obj.graph is not self:
                 raise ValueError(f"Tensor {obj} is not an element of this graph.")

@@ -333,10 +333,40 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
         return t
     if isinstance(value, Operation):
         raise TypeError(f"Cannot use Operation '{value.name}' as a tensor; use op.outputs[i].")
+    if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        return _autopack(value, dtype, dtype_hint, name)
     from mylib.core.ops.array_ops import constant
 
     return constant(value, dtype=dtype if dtype is not None else None, name=name,
                     _dtype_hint=dtype_hint)
+
+
+def _contains_tensor(v):
+    if isinstance(v, (list, tuple)):
+        return any(_contains_tensor(x) for x in v)
+    return is_tensor_like(v)
+
+
+def _autopack(value, dtype, dtype_hint, name):
+    """A (nested) list mixing tensors and numbers becomes a `stack` of them, as TF's
+    auto-packing (``ml.zeros([ml.shape(x)[0], 3])``); numbers take the tensors' dtype."""
+    from mylib.core.ops.array_ops import stack
+
+    if dtype is None:
+        def first(v):
+            for x in v:
+                if isinstance(x, (list, tuple)):
+                    t = first(x)
+                    if t is not None:
+                        return t
+                elif is_tensor_like(x):
+                    return x
+            return None
+
+        dtype = convert_to_tensor(first(value)).dtype
+    elems = [_autopack(x, dtype, None, None) if isinstance(x, (list, tuple)) and
+             _contains_tensor(x) else convert_to_tensor(x, dtype=dtype) for x in value]
+    return stack(elems, axis=0, name=name or "packed")
 
 
 def is_tensor_like(x):

@@ -466,6 +466,8 @@ def _axis_int(axis, what="axis"):
 
 
 def _int_tuple(v, what):
+    if isinstance(v, (list, tuple)) and any(hasattr(d, "op") for d in v):
+        v = convert_to_tensor(v)  # auto-packs; constant when every part is
     if hasattr(v, "op"):
         cv = constant_value(v)
         if cv is None:
@@ -1089,8 +1091,11 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
 
 
 def _gather_nd_kernel(params, indices):
-    idx = tuple(jnp.moveaxis(indices, -1, 0))
-    return params[idx]
+    if _is_static(params, indices):
+        return np.asarray(params[tuple(np.moveaxis(indices, -1, 0))])
+    # A constant (numpy) `params` cannot be indexed by traced indices: lift it first.
+    idx = tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
+    return jnp.asarray(params)[idx]
 
 
 GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel)
@@ -1267,11 +1272,25 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     Returns:
       `Tensor` [..., depth] (for axis=-1).
     """
+    tensors = [v for v in (on_value, off_value) if hasattr(v, "op") or hasattr(v, "_as_tensor")]
+    if dtype is None and tensors:
+        dtype = convert_to_tensor(tensors[0]).dtype  # TF: the dtype of on/off_value
     dt = _dtypes.as_dtype(dtype) if dtype is not None else (
         _python_dtype(on_value) if isinstance(on_value, (int, float)) and
         not isinstance(on_value, bool) else _dtypes.float32)
     on = 1 if on_value is None else on_value
     off = 0 if off_value is None else off_value
+    if tensors:
+        vals = [constant_value(convert_to_tensor(v, dtype_hint=dt))
+                if hasattr(v, "op") or hasattr(v, "_as_tensor") else v for v in (on, off)]
+        if any(v is None for v in vals):
+            # Values known only when the step runs (TF accepts scalar tensors here).
+            hot = OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32),
+                         depth=_axis_int(depth), on_value=True, off_value=False,
+                         axis=-1 if axis is None else int(axis), dtype="bool")
+            return where(hot, convert_to_tensor(on, dtype=dt), convert_to_tensor(off, dtype=dt),
+                         name=name)
+        on, off = vals
     return OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), depth=_axis_int(depth),
                   on_value=np.asarray(on).item(), off_value=np.asarray(off).item(),
                   axis=-1 if axis is None else int(axis), dtype=dt.name, name=name)
@@ -1318,7 +1337,11 @@ def _select_shape(c, x, y):
 
     if not c.dtype.is_bool:
         raise errors.InvalidArgumentError(f"condition must be bool, got {c.dtype.name}")
-    d = _shape_rules.same_dtype(x, y)
+    if x.dtype != y.dtype:
+        raise errors.InvalidArgumentError(
+            f"x (input 1) has dtype {x.dtype.name} but y (input 2) has {y.dtype.name}; "
+            "cast one of them (ml.cast) so the dtypes agree")
+    d = x.dtype
     try:
         return TensorSpec(broadcast_shapes(broadcast_shapes(c.shape, x.shape), y.shape), d)
     except ValueError:

@@ -38,6 +38,8 @@ def global_norm(t_list, name=None):
     from mylib.core.ops.nn_ops import l2_loss
 
     parts = [l2_loss(_values(t)) for t in t_list if t is not None]
+    if not parts:  # every entry None (no variable gets a gradient): the norm is 0
+        return array_ops.constant(0.0, name=name or "global_norm")
     dt = parts[0].dtype
     parts = [p if p.dtype == dt else math_ops.cast(p, dt) for p in parts]
     return math_ops.sqrt(math_ops.add_n(parts) * 2, name=name or "global_norm")
@@ -62,6 +64,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     if clip.dtype != norm.dtype:
         clip = math_ops.cast(clip, norm.dtype)
     scale = clip * math_ops.minimum(1.0 / norm, 1.0 / clip)
+    # An inf norm would give scale 0 (silently zeroed gradients); TF gives NaN.
+    scale = array_ops.where(math_ops.is_finite(norm), scale, scale + float("nan"))
     out = []
     for t in t_list:
         if t is None:

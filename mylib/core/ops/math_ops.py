@@ -24,14 +24,24 @@ from mylib.core.tensor_shape import TensorShape
 
 
 def _pair(x, y):
-    """Converts a binary op's operands: a Python number adopts the tensor's dtype."""
+    """Converts a binary op's operands: a Python number adopts the tensor's dtype, and
+    so does a numpy value of the same kind, as in TF1 (``x / np.sqrt(d)`` for a float32
+    `x`; an int64 numpy scalar with an int32 tensor if it fits)."""
     if isinstance(x, Tensor) or hasattr(x, "_as_tensor"):
         x = convert_to_tensor(x)
-        y = convert_to_tensor(y, dtype_hint=x.dtype)
+        y = _convert_operand(y, x.dtype)
     else:
         y = convert_to_tensor(y)
-        x = convert_to_tensor(x, dtype_hint=y.dtype)
+        x = _convert_operand(x, y.dtype)
     return x, y
+
+
+def _convert_operand(v, dt):
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype != dt.np:
+        kind = np.dtype(v.dtype).kind
+        if (kind == "f" and dt.is_floating) or (kind in "iu" and dt.is_integer):
+            return convert_to_tensor(v, dtype=dt)  # raises if an int is out of range
+    return convert_to_tensor(v, dtype_hint=dt)
 
 
 def _static_aware(kernel, np_fn):
@@ -393,7 +403,16 @@ def _reduce_kernel(fn):
     return kernel
 
 
-Sum = OpDef("Sum", kernel=_reduce_kernel(jnp.sum), shape_fn=_shape_rules.reduction)
+def _accumulate_kernel(fn):
+    """Sum/Prod keep the input dtype, as TensorFlow (jnp would widen int32 to int64)."""
+    def kernel(x, *, axis=None, keepdims=False):
+        dt = None if x.dtype == np.bool_ else x.dtype
+        return fn(x, axis=axis, keepdims=keepdims, dtype=dt)
+
+    return kernel
+
+
+Sum = OpDef("Sum", kernel=_accumulate_kernel(jnp.sum), shape_fn=_shape_rules.reduction)
 Mean = OpDef("Mean", kernel=_reduce_kernel(jnp.mean), shape_fn=_shape_rules.reduction)
 
 
@@ -822,9 +841,27 @@ def logical_xor(x, y, name=None):
 
 
 # ---------------------------------------------------------------- more reductions
-Max = OpDef("Max", kernel=_reduce_kernel(jnp.max), shape_fn=_shape_rules.reduction)
-Min = OpDef("Min", kernel=_reduce_kernel(jnp.min), shape_fn=_shape_rules.reduction)
-Prod = OpDef("Prod", kernel=_reduce_kernel(jnp.prod), shape_fn=_shape_rules.reduction)
+def _extremum_kernel(fn, lowest):
+    def kernel(x, *, axis=None, keepdims=False):
+        if x.size == 0:
+            # An empty reduction gives the identity, as TensorFlow: -inf (the lowest
+            # value) for max, +inf (the highest) for min.
+            dt = np.dtype(x.dtype)
+            if dt.kind == "f" or dt.name == "bfloat16":
+                init = -np.inf if lowest else np.inf
+            elif dt.kind == "b":
+                init = not lowest
+            else:
+                init = np.iinfo(dt).min if lowest else np.iinfo(dt).max
+            return fn(x, axis=axis, keepdims=keepdims, initial=np.asarray(init, dt))
+        return fn(x, axis=axis, keepdims=keepdims)
+
+    return kernel
+
+
+Max = OpDef("Max", kernel=_extremum_kernel(jnp.max, True), shape_fn=_shape_rules.reduction)
+Min = OpDef("Min", kernel=_extremum_kernel(jnp.min, False), shape_fn=_shape_rules.reduction)
+Prod = OpDef("Prod", kernel=_accumulate_kernel(jnp.prod), shape_fn=_shape_rules.reduction)
 # Prod: no registered gradient; the generic VJP (jax.vjp of jnp.prod) handles zeros.
 All = OpDef("All", kernel=_reduce_kernel(jnp.all), shape_fn=_shape_rules.reduction)
 Any = OpDef("Any", kernel=_reduce_kernel(jnp.any), shape_fn=_shape_rules.reduction)

@@ -82,14 +82,20 @@ def read_variable_op(handle, name=None):
 # ---------------------------------------------------------------- assigns
 def _check_assign(handle, value, what, validate_shape=True):
     dt, shape = handle_var_spec(handle)
+    msg = None
     if value.dtype != dt:
+        msg = f"trying to assign a {value.dtype.name} value to the {dt.name} variable " \
+              f"'{handle.op.name}'"
+    elif validate_shape and not shape.is_compatible_with(value.shape):
+        msg = f"shape of the value {value.shape} does not match the variable " \
+              f"'{handle.op.name}' of shape {shape}"
+    if msg is not None:
+        # Name the inputs and the user's line, as errors raised by shape rules do.
+        from mylib.core.graph import _user_frame
+        from mylib.core.op_registry import _creation_message
+
         raise errors.InvalidArgumentError(
-            f"{what}: trying to assign a {value.dtype.name} value to the {dt.name} variable "
-            f"'{handle.op.name}'")
-    if validate_shape and not shape.is_compatible_with(value.shape):
-        raise errors.InvalidArgumentError(
-            f"{what}: shape of the value {value.shape} does not match the variable "
-            f"'{handle.op.name}' of shape {shape}")
+            _creation_message(what, None, msg, [handle, value], _user_frame()))
 
 
 def _assign_lower(ctx, op, ref, value):
