@@ -35,15 +35,16 @@ def main(argv=None):
     x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=0.2, stratify=y, random_state=0)
 
     devices = [d.name for d in ml.devices.list_devices()][:2]
-    inputs = ml.layers.Input((64,), name="pixels")
-    with ml.device(devices[0]):
-        h = ml.layers.Dense(256, activation="relu", name="hidden_a")(inputs)
-        h = ml.layers.Dense(128, activation="relu", name="hidden_b")(h)
-    with ml.device(devices[-1]):
-        outputs = ml.layers.Dense(10, activation="softmax", name="classifier")(h)
-    model = ml.Model(inputs, outputs, name="two_device_mlp")
-    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    with ml.Graph().as_default():  # the model's own graph
+        inputs = ml.layers.Input((64,), name="pixels")
+        with ml.device(devices[0]):
+            h = ml.layers.Dense(256, activation="relu", name="hidden_a")(inputs)
+            h = ml.layers.Dense(128, activation="relu", name="hidden_b")(h)
+        with ml.device(devices[-1]):
+            outputs = ml.layers.Dense(10, activation="softmax", name="classifier")(h)
+        model = ml.Model(inputs, outputs, name="two_device_mlp")
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
     model.fit(x_tr, y_tr, batch_size=32, epochs=args.epochs, verbose=2)
     _, acc = model.evaluate(x_te, y_te, verbose=0)
     placement = {w.name: sorted(str(d) for d in model.session._store[w._key].devices())

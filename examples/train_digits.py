@@ -2,6 +2,12 @@
 writes TensorBoard logs.
 
     python examples/train_digits.py [--epochs 30] [--batch-size 32] [--logdir runs/digits]
+                                    [--strategy none|mirrored|multi_worker]
+
+With ``--strategy mirrored`` the model trains on all local devices (synchronous
+replicas); with ``multi_worker`` on several processes, started for example by
+``python -m mylib.distribute.launch --num_workers 2 examples/train_digits.py
+--strategy multi_worker`` (the chief writes the TensorBoard logs).
 
 The 1,797 8x8 digit images are standardized, split 80/20 (stratified, fixed seed);
 10% of the training part is held out for validation. Then open the logs with
@@ -52,16 +58,34 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0, help="data split and weight seed")
     p.add_argument("--verbose", type=int, default=2, choices=[0, 1, 2],
                    help="0 silent, 1 progress bar, 2 one line per epoch (default)")
+    p.add_argument("--strategy", default="none", choices=["none", "mirrored", "multi_worker"],
+                   help="distribution strategy (default none: one device)")
     args = p.parse_args(argv)
+    strategy = None
+    if args.strategy == "mirrored":
+        strategy = ml.distribute.MirroredStrategy()
+    elif args.strategy == "multi_worker":
+        # Created first: jax.distributed must start before any other JAX work.
+        strategy = ml.distribute.MultiWorkerMirroredStrategy()
 
     x_tr, y_tr, x_te, y_te = load(args.seed)
     print(f"digits: {len(x_tr)} training, {len(x_te)} test images of 64 pixels")
-    model = build_model(args.seed)
+    if strategy is not None:
+        print(f"{type(strategy).__name__}: {strategy.num_replicas_in_sync} replicas")
+        with strategy.scope():
+            model = build_model(args.seed)
+        # Every process sees the same batches in the same order.
+        shuffle = args.strategy != "multi_worker"
+        chief = getattr(strategy.extended, "should_save_summary", True)
+    else:
+        model = build_model(args.seed)
+        shuffle, chief = True, True
     model.summary()
     t0 = time.perf_counter()
+    callbacks = [ml.callbacks.TensorBoard(log_dir=args.logdir)] if chief else []
     history = model.fit(x_tr, y_tr, batch_size=args.batch_size, epochs=args.epochs,
-                        validation_split=0.1, verbose=args.verbose,
-                        callbacks=[ml.callbacks.TensorBoard(log_dir=args.logdir)])
+                        validation_split=0.1, verbose=args.verbose, shuffle=shuffle,
+                        callbacks=callbacks)
     seconds = time.perf_counter() - t0
     test_loss, test_acc = model.evaluate(x_te, y_te, batch_size=256, verbose=0)
     print(f"trained {args.epochs} epochs in {seconds:.1f} s; "

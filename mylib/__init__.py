@@ -12,9 +12,11 @@ from mylib.core import errors  # noqa: F401
 from mylib import nn, random  # noqa: F401
 from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
-from mylib import layers, callbacks, models  # noqa: F401
+from mylib import layers, callbacks, models, saving  # noqa: F401
 from mylib import train  # noqa: F401
+from mylib import mixed_precision  # noqa: F401
 from mylib import debugging, summary  # noqa: F401
+from mylib import config, data, utils  # noqa: F401
 from mylib.layers import activations, initializers, regularizers  # noqa: F401
 from mylib.devices import DeviceSpec  # noqa: F401
 

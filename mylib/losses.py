@@ -26,7 +26,11 @@ __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "mean_squared_error", "mean_absolute_error", "binary_crossentropy",
            "categorical_crossentropy", "sparse_categorical_crossentropy", "get", "mse", "mae",
-           "squeeze_or_expand_to_same_rank"]
+           "squeeze_or_expand_to_same_rank", "Huber", "LogCosh", "KLDivergence", "Poisson",
+           "CosineSimilarity", "Hinge", "SquaredHinge", "CategoricalHinge",
+           "BinaryFocalCrossentropy", "huber", "log_cosh", "logcosh", "kl_divergence", "kld",
+           "poisson", "cosine_similarity", "hinge", "squared_hinge", "categorical_hinge",
+           "binary_focal_crossentropy"]
 
 
 # ------------------------------------------------------------ helpers
@@ -170,17 +174,121 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     return -math_ops.reduce_sum(onehot * log_p, axis=-1)
 
 
+def _hinge_labels(y_true):
+    # Keras: 0/1 labels become -1/1; labels already in {-1, 1} are kept.
+    is_binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
+                                                        math_ops.equal(y_true, 1.0)))
+    return array_ops.where(is_binary, 2.0 * y_true - 1.0, y_true)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    """Huber loss: ``0.5 * e**2`` where ``|e| <= delta``, else ``delta * |e| - 0.5 *
+    delta**2`` (``e = y_pred - y_true``), the mean over the last axis."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    err = math_ops.abs(y_pred - y_true)
+    quad = 0.5 * math_ops.square(err)
+    lin = delta * err - 0.5 * delta ** 2
+    return math_ops.reduce_mean(array_ops.where(math_ops.less_equal(err, delta), quad, lin),
+                                axis=-1)
+
+
+def log_cosh(y_true, y_pred):
+    """``mean(log(cosh(y_pred - y_true)), -1)``, computed stably as ``x + softplus(-2x)
+    - log(2)``."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    x = y_pred - y_true
+    return math_ops.reduce_mean(x + nn_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
+
+
+def kl_divergence(y_true, y_pred):
+    """``sum(y_true * log(y_true / y_pred), -1)``, both clipped to ``[1e-7, 1]``."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    t = clip_ops.clip_by_value(y_true, EPSILON, 1.0)
+    p = clip_ops.clip_by_value(y_pred, EPSILON, 1.0)
+    return math_ops.reduce_sum(t * math_ops.log(t / p), axis=-1)
+
+
+def poisson(y_true, y_pred):
+    """``mean(y_pred - y_true * log(y_pred + 1e-7), -1)``."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    return math_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """``-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)``: -1 for parallel
+    vectors, 0 for orthogonal ones (Keras's loss sign)."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    t = nn_ops.l2_normalize(y_true, axis=axis)
+    p = nn_ops.l2_normalize(y_pred, axis=axis)
+    return -math_ops.reduce_sum(t * p, axis=axis)
+
+
+def hinge(y_true, y_pred):
+    """``mean(max(1 - y_true * y_pred, 0), -1)``; 0/1 labels are mapped to -1/1."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _hinge_labels(y_true)
+    return math_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true, y_pred):
+    """``mean(max(1 - y_true * y_pred, 0)**2, -1)``; 0/1 labels are mapped to -1/1."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _hinge_labels(y_true)
+    return math_ops.reduce_mean(
+        math_ops.square(math_ops.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
+
+
+def categorical_hinge(y_true, y_pred):
+    """``max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0)`` over the last
+    axis (one-hot targets)."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    pos = math_ops.reduce_sum(y_true * y_pred, axis=-1)
+    neg = math_ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return math_ops.maximum(neg - pos + 1.0, 0.0)
+
+
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25,
+                              gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary focal cross-entropy (Lin et al., 2017), as Keras 3: the element-wise
+    cross-entropy times ``(1 - p_t)**gamma`` (times ``alpha`` / ``1 - alpha`` per class
+    with `apply_class_balancing`), the mean over `axis`."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        y_pred = math_ops.sigmoid(y_pred)
+    p = clip_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    bce = -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
+    p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
+    focal = math_ops.pow(1.0 - p_t, gamma) * bce
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
+    return math_ops.reduce_mean(focal, axis=axis)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
 
 
 # ------------------------------------------------------------ reduction
-_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None, "mean", "mean_with_sample_weight")
 
 
 def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     """Keras's reduction: ``values * sample_weight`` (aligned as the targets), then
-    ``"sum"``, ``"sum_over_batch_size"`` (sum / number of elements) or ``"none"``."""
+    ``"sum"``, ``"sum_over_batch_size"`` or ``"mean"`` (sum / number of elements),
+    ``"mean_with_sample_weight"`` (sum / sum of the weights) or ``"none"``."""
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        sw = _like(sample_weight, values.dtype)
+        sw, v = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+        sw = sw * array_ops.ones_like(v)
+        total = math_ops.reduce_sum(v * sw)
+        den = math_ops.reduce_sum(sw)
+        return array_ops.where(math_ops.equal(den, 0.0), array_ops.zeros_like(total),
+                               total / array_ops.where(math_ops.equal(den, 0.0),
+                                                       array_ops.ones_like(den), den))
     if sample_weight is not None:
         sw = _like(sample_weight, values.dtype)
         sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
@@ -299,6 +407,75 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         self.from_logits = from_logits
 
 
+class Huber(LossFunctionWrapper):
+    """See `huber`."""
+
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss"):
+        super().__init__(huber, reduction=reduction, name=name, delta=delta)
+
+
+class LogCosh(LossFunctionWrapper):
+    """See `log_cosh`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh"):
+        super().__init__(log_cosh, reduction=reduction, name=name)
+
+
+class KLDivergence(LossFunctionWrapper):
+    """See `kl_divergence`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence"):
+        super().__init__(kl_divergence, reduction=reduction, name=name)
+
+
+class Poisson(LossFunctionWrapper):
+    """See `poisson`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="poisson"):
+        super().__init__(poisson, reduction=reduction, name=name)
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    """See `cosine_similarity`."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity"):
+        super().__init__(cosine_similarity, reduction=reduction, name=name, axis=axis)
+
+
+class Hinge(LossFunctionWrapper):
+    """See `hinge`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="hinge"):
+        super().__init__(hinge, reduction=reduction, name=name)
+
+
+class SquaredHinge(LossFunctionWrapper):
+    """See `squared_hinge`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge"):
+        super().__init__(squared_hinge, reduction=reduction, name=name)
+
+
+class CategoricalHinge(LossFunctionWrapper):
+    """See `categorical_hinge`."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge"):
+        super().__init__(categorical_hinge, reduction=reduction, name=name)
+
+
+class BinaryFocalCrossentropy(LossFunctionWrapper):
+    """See `binary_focal_crossentropy`."""
+
+    def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+                 label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="binary_focal_crossentropy"):
+        super().__init__(binary_focal_crossentropy, reduction=reduction, name=name,
+                         apply_class_balancing=apply_class_balancing, alpha=alpha,
+                         gamma=gamma, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+        self.from_logits = from_logits
+
+
 def _snake(name):
     out = []
     for i, c in enumerate(name):
@@ -310,10 +487,18 @@ def _snake(name):
 
 _FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_error,
                                       binary_crossentropy, categorical_crossentropy,
-                                      sparse_categorical_crossentropy)}
-_FUNCTIONS.update({"mse": mean_squared_error, "mae": mean_absolute_error})
+                                      sparse_categorical_crossentropy, huber, log_cosh,
+                                      kl_divergence, poisson, cosine_similarity, hinge,
+                                      squared_hinge, categorical_hinge,
+                                      binary_focal_crossentropy)}
+_FUNCTIONS.update({"mse": mean_squared_error, "mae": mean_absolute_error, "kld": kl_divergence,
+                   "kullback_leibler_divergence": kl_divergence, "logcosh": log_cosh,
+                   "huber_loss": huber})
 _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy,
-                                    CategoricalCrossentropy, SparseCategoricalCrossentropy)}
+                                    CategoricalCrossentropy, SparseCategoricalCrossentropy,
+                                    Huber, LogCosh, KLDivergence, Poisson, CosineSimilarity,
+                                    Hinge, SquaredHinge, CategoricalHinge,
+                                    BinaryFocalCrossentropy)}
 
 
 def serialize(loss):

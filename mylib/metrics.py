@@ -19,6 +19,8 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
+
 from mylib import losses as _losses
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
@@ -30,7 +32,10 @@ from mylib.losses import squeeze_or_expand_to_same_rank
 __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
            "MeanSquaredError", "MeanAbsoluteError", "accuracy", "binary_accuracy",
-           "categorical_accuracy", "sparse_categorical_accuracy", "get", "resolve_accuracy"]
+           "categorical_accuracy", "sparse_categorical_accuracy", "get", "resolve_accuracy",
+           "RootMeanSquaredError", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
+           "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "Precision",
+           "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score"]
 
 
 def _graph_of(*xs):
@@ -303,6 +308,437 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_losses.mean_absolute_error, name=name, dtype=dtype)
 
 
+class RootMeanSquaredError(Mean):
+    """``sqrt(mean((y_pred - y_true)**2))`` over every element seen (weighted)."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        g = self._ensure_state(_graph_of(y_pred, y_true))
+        with g.as_default(), g.name_scope(self._scope):
+            y_pred = _float(y_pred)
+            y_true = _float(y_true)
+            y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+            err = math_ops.square(y_pred - y_true)
+        return super().update_state(err, sample_weight)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            return math_ops.sqrt(super().result())
+
+
+def _in_top_k(y_pred, labels, k):
+    """1.0 where fewer than `k` scores are strictly greater than the label's score (TF's
+    `in_top_k`: ties count as in)."""
+    y_pred = _float(y_pred)
+    depth = y_pred.shape.as_list()[-1]
+    onehot = array_ops.one_hot(labels, depth, dtype=_dtypes.float32)
+    target = math_ops.reduce_sum(onehot * y_pred, axis=-1, keepdims=True)
+    above = math_ops.reduce_sum(math_ops.cast(math_ops.greater(y_pred, target),
+                                              _dtypes.float32), axis=-1)
+    return math_ops.cast(math_ops.less(above, float(k)), _dtypes.float32)
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1.0 where ``argmax(y_true)`` is among the `k` highest scores of `y_pred`."""
+    return _in_top_k(y_pred, math_ops.argmax(y_true, axis=-1), k)
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1.0 where the label `y_true` (``[N]`` or ``[N, 1]``) is among the `k` highest
+    scores of `y_pred`."""
+    y_pred = _float(y_pred)
+    y_true = convert_to_tensor(y_true, dtype_hint=_dtypes.int64)
+    if (y_true.shape.rank is not None and y_pred.shape.rank is not None
+            and y_true.shape.rank == y_pred.shape.rank and y_true.shape.as_list()[-1] == 1):
+        y_true = array_ops.squeeze(y_true, axis=[-1])
+    if not y_true.dtype.is_integer:
+        y_true = math_ops.cast(y_true, _dtypes.int64)
+    return _in_top_k(y_pred, y_true, k)
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the one-hot target is in the top `k` predictions."""
+
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+        self.k = k
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the integer label is in the top `k` predictions."""
+
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+        self.k = k
+
+
+# ------------------------------------------------------------ confusion-matrix metrics
+def _weights_like(sample_weight, values):
+    """`sample_weight` broadcast to `values` (per-sample weights cover trailing axes)."""
+    if sample_weight is None:
+        return array_ops.ones_like(values)
+    sw = _float(sample_weight)
+    sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+    while sw.shape.rank is not None and values.shape.rank is not None \
+            and sw.shape.rank < values.shape.rank:
+        sw = array_ops.expand_dims(sw, -1)
+    return sw * array_ops.ones_like(values)
+
+
+def _div_no_nan(a, b):
+    safe = array_ops.where(math_ops.equal(b, 0.0), array_ops.ones_like(b), b)
+    return array_ops.where(math_ops.equal(b, 0.0), array_ops.zeros_like(a * b), a / safe)
+
+
+class _ThresholdCounts(Metric):
+    """Weighted true/false positive/negative counts at each threshold: a prediction is
+    positive where ``y_pred > threshold`` (Keras's `update_confusion_matrix_variables`);
+    a label is positive where it is nonzero."""
+
+    _kinds = ("tp", "fp", "tn", "fn")
+
+    def __init__(self, thresholds, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.thresholds = [float(t) for t in thresholds]
+        self.class_id = class_id
+
+    def build_state(self):
+        n = len(self.thresholds)
+        names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives",
+                 "fn": "false_negatives"}
+        for k in self._kinds:
+            setattr(self, k, self.add_variable(names[k], [n]))
+
+    def _preprocess(self, y_pred):
+        return _float(y_pred)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        g = self._ensure_state(_graph_of(y_pred, y_true))
+        with g.as_default(), g.name_scope(self._scope), g.name_scope("update"):
+            y_pred = self._preprocess(y_pred)
+            y_true = _float(y_true)
+            y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+            w = _weights_like(sample_weight, y_pred)
+            if self.class_id is not None:
+                y_true, y_pred, w = (t[..., self.class_id] for t in (y_true, y_pred, w))
+            y_true = array_ops.reshape(y_true, [-1, 1])
+            y_pred = array_ops.reshape(y_pred, [-1, 1])
+            w = array_ops.reshape(w, [-1, 1])
+            thr = array_ops.constant(np.asarray(self.thresholds, np.float32)[None, :])
+            pred_pos = math_ops.cast(math_ops.greater(y_pred, thr), _dtypes.float32)
+            true_pos = math_ops.cast(math_ops.not_equal(y_true, 0.0), _dtypes.float32)
+            parts = {"tp": true_pos * pred_pos, "fp": (1.0 - true_pos) * pred_pos,
+                     "tn": (1.0 - true_pos) * (1.0 - pred_pos),
+                     "fn": true_pos * (1.0 - pred_pos)}
+            ops = [getattr(self, k).assign_add(math_ops.reduce_sum(parts[k] * w, axis=0),
+                                               read_value=False) for k in self._kinds]
+            return array_ops.group(*ops)
+
+    def _maybe_scalar(self, t):
+        return t[0] if len(self.thresholds) == 1 else t
+
+
+class Precision(_ThresholdCounts):
+    """``tp / (tp + fp)`` at `thresholds` (default 0.5; a list gives one value each).
+
+    Args:
+      thresholds: float or list of floats in [0, 1]; predictions above are positive.
+      class_id: only this class (last axis) of multi-label targets counts.
+    """
+
+    _kinds = ("tp", "fp")
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        if top_k is not None:
+            raise NotImplementedError("Precision(top_k=...) is not supported yet.")
+        self._thr_arg = thresholds
+        t = [0.5] if thresholds is None else (
+            [thresholds] if np.isscalar(thresholds) else list(thresholds))
+        super().__init__(t, class_id=class_id, name=name or "precision", dtype=dtype)
+        self._scalar = thresholds is None or np.isscalar(thresholds)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            r = _div_no_nan(self.tp.value(), self.tp.value() + self.fp.value())
+            return r[0] if self._scalar else r
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self._thr_arg, "class_id": self.class_id}
+
+
+class Recall(_ThresholdCounts):
+    """``tp / (tp + fn)`` at `thresholds` (default 0.5); arguments as `Precision`."""
+
+    _kinds = ("tp", "fn")
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        if top_k is not None:
+            raise NotImplementedError("Recall(top_k=...) is not supported yet.")
+        self._thr_arg = thresholds
+        t = [0.5] if thresholds is None else (
+            [thresholds] if np.isscalar(thresholds) else list(thresholds))
+        super().__init__(t, class_id=class_id, name=name or "recall", dtype=dtype)
+        self._scalar = thresholds is None or np.isscalar(thresholds)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            r = _div_no_nan(self.tp.value(), self.tp.value() + self.fn.value())
+            return r[0] if self._scalar else r
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self._thr_arg, "class_id": self.class_id}
+
+
+class AUC(_ThresholdCounts):
+    """Area under the ROC or precision-recall curve, from confusion counts at
+    `num_thresholds` thresholds (Keras's AUC: ``(i + 1) / (n - 1)`` for the inner ones
+    plus ``-1e-7`` and ``1 + 1e-7``), summed with Keras's ``"interpolation"`` (trapezoid
+    for ROC; Davis & Goadrich interpolation for PR), ``"minoring"`` or ``"majoring"``.
+
+    Args:
+      num_thresholds: number of thresholds (> 1).
+      curve: ``"ROC"`` or ``"PR"``.
+      summation_method: ``"interpolation"``, ``"minoring"`` or ``"majoring"``.
+      from_logits: apply a sigmoid to the predictions first.
+    """
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation",
+                 name=None, dtype=None, thresholds=None, from_logits=False):
+        curve = curve.upper()
+        if curve not in ("ROC", "PR"):
+            raise ValueError(f'Invalid curve: "{curve}". Valid options are: "ROC", "PR"')
+        if summation_method not in ("interpolation", "minoring", "majoring"):
+            raise ValueError(f"Invalid summation_method: {summation_method!r}")
+        if thresholds is not None:
+            inner = sorted(float(t) for t in thresholds)
+            num_thresholds = len(inner) + 2
+        else:
+            if num_thresholds <= 1:
+                raise ValueError("Argument `num_thresholds` must be an integer > 1. "
+                                 f"Received: num_thresholds={num_thresholds}")
+            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        super().__init__([0.0 - 1e-7] + inner + [1.0 + 1e-7], name=name or "auc", dtype=dtype)
+        self.num_thresholds = num_thresholds
+        self.curve = curve
+        self.summation_method = summation_method
+        self.from_logits = from_logits
+
+    def _preprocess(self, y_pred):
+        y_pred = _float(y_pred)
+        return math_ops.sigmoid(y_pred) if self.from_logits else y_pred
+
+    def result(self):
+        g = self._ensure_state()
+        n = self.num_thresholds
+        with g.as_default(), g.name_scope(self._scope):
+            tp, fp, tn, fn = (getattr(self, k).value() for k in ("tp", "fp", "tn", "fn"))
+            if self.curve == "PR" and self.summation_method == "interpolation":
+                dtp = tp[:n - 1] - tp[1:]
+                p = tp + fp
+                dp = p[:n - 1] - p[1:]
+                slope = _div_no_nan(dtp, math_ops.maximum(dp, 0.0))
+                intercept = tp[1:] - slope * p[1:]
+                both = math_ops.logical_and(math_ops.greater(p[:n - 1], 0.0),
+                                            math_ops.greater(p[1:], 0.0))
+                ratio = array_ops.where(both, _div_no_nan(p[:n - 1], math_ops.maximum(p[1:], 0.0)),
+                                        array_ops.ones_like(p[1:]))
+                inc = _div_no_nan(slope * (dtp + intercept * math_ops.log(ratio)),
+                                  math_ops.maximum(tp[1:] + fn[1:], 0.0))
+                return math_ops.reduce_sum(inc, name="result")
+            recall = _div_no_nan(tp, tp + fn)
+            if self.curve == "ROC":
+                x = _div_no_nan(fp, fp + tn)
+                y = recall
+            else:
+                x = recall
+                y = _div_no_nan(tp, tp + fp)
+            if self.summation_method == "interpolation":
+                heights = (y[:n - 1] + y[1:]) / 2.0
+            elif self.summation_method == "minoring":
+                heights = math_ops.minimum(y[:n - 1], y[1:])
+            else:
+                heights = math_ops.maximum(y[:n - 1], y[1:])
+            return math_ops.reduce_sum((x[:n - 1] - x[1:]) * heights, name="result")
+
+    def get_config(self):
+        return {**Metric.get_config(self), "num_thresholds": self.num_thresholds,
+                "curve": self.curve, "summation_method": self.summation_method,
+                "from_logits": self.from_logits}
+
+
+class MeanIoU(Metric):
+    """Mean intersection-over-union over the classes that occur (in targets or
+    predictions), from a weighted ``[num_classes, num_classes]`` confusion matrix.
+
+    Args:
+      num_classes: number of classes.
+      ignore_class: a target class id whose samples are not counted.
+      sparse_y_true: targets are class ids (else one-hot / scores: argmax over `axis`).
+      sparse_y_pred: predictions are class ids (else scores: argmax over `axis`).
+    """
+
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None,
+                 sparse_y_true=True, sparse_y_pred=True, axis=-1):
+        super().__init__(name=name or "mean_io_u", dtype=dtype)
+        self.num_classes = int(num_classes)
+        self.ignore_class = ignore_class
+        self.sparse_y_true, self.sparse_y_pred, self.axis = sparse_y_true, sparse_y_pred, axis
+
+    def build_state(self):
+        c = self.num_classes
+        self.total_cm = self.add_variable("total_confusion_matrix", [c, c])
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        g = self._ensure_state(_graph_of(y_pred, y_true))
+        c = self.num_classes
+        with g.as_default(), g.name_scope(self._scope), g.name_scope("update"):
+            y_true = convert_to_tensor(y_true)
+            y_pred = convert_to_tensor(y_pred)
+            if not self.sparse_y_true:
+                y_true = math_ops.argmax(y_true, axis=self.axis)
+            if not self.sparse_y_pred:
+                y_pred = math_ops.argmax(y_pred, axis=self.axis)
+            w = _weights_like(sample_weight, _float(y_true))
+            y_true = math_ops.cast(array_ops.reshape(y_true, [-1]), _dtypes.int32)
+            y_pred = math_ops.cast(array_ops.reshape(y_pred, [-1]), _dtypes.int32)
+            w = array_ops.reshape(w, [-1])
+            if self.ignore_class is not None:
+                w = w * math_ops.cast(math_ops.not_equal(y_true, int(self.ignore_class)),
+                                      _dtypes.float32)
+            t1 = array_ops.one_hot(y_true, c, dtype=_dtypes.float32)
+            p1 = array_ops.one_hot(y_pred, c, dtype=_dtypes.float32)
+            cm = math_ops.matmul(array_ops.transpose(t1 * array_ops.expand_dims(w, -1)), p1)
+            return self.total_cm.assign_add(cm, read_value=False)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            cm = self.total_cm.value()
+            pred_sum = math_ops.reduce_sum(cm, axis=0)
+            true_sum = math_ops.reduce_sum(cm, axis=1)
+            tp = math_ops.reduce_sum(cm * array_ops.constant(np.eye(self.num_classes,
+                                                                     dtype=np.float32)), axis=1)
+            den = pred_sum + true_sum - tp
+            valid = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(den, 0.0),
+                                                      _dtypes.float32))
+            return _div_no_nan(math_ops.reduce_sum(_div_no_nan(tp, den)), valid)
+
+    def get_config(self):
+        return {**super().get_config(), "num_classes": self.num_classes,
+                "ignore_class": self.ignore_class, "sparse_y_true": self.sparse_y_true,
+                "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+class FBetaScore(Metric):
+    """F-beta score of multi-class / multi-label predictions ``[N, C]`` against one-hot /
+    multi-hot targets, as Keras 3.
+
+    Args:
+      average: None (one score per class), ``"micro"``, ``"macro"`` or ``"weighted"``.
+      beta: weight of recall relative to precision.
+      threshold: predictions above it are positive; None: the per-row maximum is the
+        positive (single-label).
+    """
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score",
+                 dtype=None):
+        if average not in (None, "micro", "macro", "weighted"):
+            raise ValueError("Invalid `average` argument value. Expected one of: None, "
+                             f"'micro', 'macro', 'weighted'. Received: average={average}")
+        if beta <= 0:
+            raise ValueError(f"`beta` must be > 0. Received: beta={beta}")
+        super().__init__(name=name, dtype=dtype)
+        self.average, self.beta, self.threshold = average, float(beta), threshold
+        self._built_classes = None
+
+    def build_state(self):
+        pass  # created on the first update, when the number of classes is known
+
+    def _build(self, c):
+        if self._built_classes is None:
+            self.tp = self.add_variable("true_positives", [c])
+            self.fp = self.add_variable("false_positives", [c])
+            self.fn = self.add_variable("false_negatives", [c])
+            self.iw = self.add_variable("intermediate_weights", [c])
+            self._built_classes = c
+        elif self._built_classes != c:
+            raise ValueError(f"{type(self).__name__} was built for {self._built_classes} "
+                             f"classes; received predictions with {c}.")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        g = self._ensure_state(_graph_of(y_pred, y_true))
+        with g.as_default(), g.name_scope(self._scope), g.name_scope("update"):
+            y_pred = _float(y_pred)
+            y_true = _float(y_true)
+            c = y_pred.shape.as_list()[-1]
+            if y_pred.shape.rank != 2 or c is None:
+                raise ValueError("FBetaScore expects 2D predictions [batch, num_classes] with "
+                                 f"a known number of classes; received {y_pred.shape}.")
+            self._build(c)
+            if self.threshold is None:
+                y_pred = math_ops.cast(math_ops.greater_equal(
+                    y_pred, math_ops.reduce_max(y_pred, axis=-1, keepdims=True)),
+                    _dtypes.float32)
+            else:
+                y_pred = math_ops.cast(math_ops.greater(y_pred, self.threshold),
+                                       _dtypes.float32)
+            w = _weights_like(sample_weight, y_pred)
+            ops = [self.tp.assign_add(math_ops.reduce_sum(y_pred * y_true * w, 0), read_value=False),
+                   self.fp.assign_add(math_ops.reduce_sum(y_pred * (1 - y_true) * w, 0),
+                                      read_value=False),
+                   self.fn.assign_add(math_ops.reduce_sum((1 - y_pred) * y_true * w, 0),
+                                      read_value=False),
+                   self.iw.assign_add(math_ops.reduce_sum(y_true * w, 0), read_value=False)]
+            return array_ops.group(*ops)
+
+    def reset_state(self):
+        if self._built_classes is None:
+            g = self._ensure_state()
+            with g.as_default():
+                return array_ops.no_op(name=f"{self.name}_reset")
+        return super().reset_state()
+
+    def result(self):
+        if self._built_classes is None:
+            raise ValueError(f"{type(self).__name__}.result() before any update_state.")
+        g = self._ensure_state()
+        b2 = self.beta ** 2
+        with g.as_default(), g.name_scope(self._scope):
+            tp, fp, fn = self.tp.value(), self.fp.value(), self.fn.value()
+            if self.average == "micro":
+                tp, fp, fn = (math_ops.reduce_sum(t) for t in (tp, fp, fn))
+            precision = _div_no_nan(tp, tp + fp)
+            recall = _div_no_nan(tp, tp + fn)
+            f = _div_no_nan(precision * recall, b2 * precision + recall) * (1.0 + b2)
+            if self.average == "weighted":
+                iw = self.iw.value()
+                return math_ops.reduce_sum(f * _div_no_nan(iw, math_ops.reduce_sum(iw)))
+            if self.average is not None:
+                return math_ops.reduce_mean(f)
+            return f
+
+    def get_config(self):
+        return {**super().get_config(), "average": self.average, "beta": self.beta,
+                "threshold": self.threshold}
+
+
+class F1Score(FBetaScore):
+    """`FBetaScore` with ``beta=1``."""
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
+
+    def get_config(self):
+        cfg = super().get_config()
+        cfg.pop("beta")
+        return cfg
+
+
 def _snake(name):
     out = []
     for i, c in enumerate(name):
@@ -314,12 +750,18 @@ def _snake(name):
 
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                     SparseCategoricalAccuracy, MeanSquaredError,
-                                    MeanAbsoluteError)}
+                                    MeanAbsoluteError, RootMeanSquaredError,
+                                    TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+                                    Precision, Recall, AUC, FBetaScore, F1Score)}
 _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
             "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
             "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
-            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError}
+            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+            "root_mean_squared_error": RootMeanSquaredError, "rmse": RootMeanSquaredError,
+            "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+            "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+            "precision": Precision, "recall": Recall, "auc": AUC}
 
 
 def get(identifier):

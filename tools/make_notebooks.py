@@ -32,10 +32,10 @@ x_train.shape, x_test.shape"""),
     ("code", """model = ml.Sequential([
     ml.layers.Input((8, 8, 1)),
     ml.layers.Conv2D(16, 3, padding="same", activation="relu"),
-    ml.layers.BatchNormalization(),
+    ml.layers.BatchNormalization(momentum=0.9),
     ml.layers.MaxPooling2D(2),
     ml.layers.Conv2D(32, 3, padding="same", activation="relu"),
-    ml.layers.BatchNormalization(),
+    ml.layers.BatchNormalization(momentum=0.9),
     ml.layers.Flatten(),
     ml.layers.Dropout(0.3),
     ml.layers.Dense(10, activation="softmax"),
@@ -43,7 +43,7 @@ x_train.shape, x_test.shape"""),
 model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 model.summary()"""),
     ("code", """logdir = tempfile.mkdtemp(prefix="digits_cnn_")
-history = model.fit(x_train, y_train, batch_size=32, epochs=8, validation_split=0.1,
+history = model.fit(x_train, y_train, batch_size=32, epochs=10, validation_split=0.1,
                     callbacks=[ml.callbacks.TensorBoard(logdir)], verbose=2)
 loss, acc = model.evaluate(x_test, y_test, verbose=0)
 print(f"test accuracy {acc:.4f}; logs in {logdir}")

@@ -1,5 +1,6 @@
 """Keras callbacks: `Callback`, `CallbackList`, `History`, `ProgbarLogger`,
-`TensorBoard`, `EarlyStopping`, `LambdaCallback`.
+`TensorBoard`, `EarlyStopping`, `LambdaCallback`, `ModelCheckpoint`, `BackupAndRestore`,
+`ReduceLROnPlateau`, `LearningRateScheduler`, `TerminateOnNaN`, `CSVLogger`.
 
 Batch-level `logs` hold device arrays (the running epoch means after that step):
 reading one as a number waits for the step to finish, so callbacks read them only when
@@ -262,9 +263,15 @@ class EarlyStopping(Callback):
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:
             print(f"Epoch {self.stopped_epoch + 1}: early stopping")
-        if self.restore_best_weights and self.best_weights is not None and \
-                self.stopped_epoch > 0:
+        # Also when training ended for another reason (the epochs ran out), as Keras 3.
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print(f"Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
 
 
 from mylib.callbacks.tensorboard import TensorBoard, graph_to_graph_def  # noqa: E402,F401
+from mylib.callbacks.misc import (  # noqa: E402,F401
+    CSVLogger, LearningRateScheduler, ReduceLROnPlateau, TerminateOnNaN)
+from mylib.callbacks.checkpoint import BackupAndRestore, ModelCheckpoint  # noqa: E402,F401

@@ -102,7 +102,11 @@ class TensorBoard(Callback):
       update_freq: ``"epoch"`` (scalars ``epoch_<name>`` at each epoch end), ``"batch"``
         or an int N (also ``batch_<name>`` every N training batches; each such write
         waits for that step to finish).
-      histogram_freq: every this many epochs, histograms of the weights (0: never).
+      histogram_freq: every this many epochs, histograms of the weights (0: never),
+        read from the model's weights (no validation data needed), tagged by weight
+        name (``dense/kernel``).
+
+    The optimizer's learning rate is written each epoch as ``epoch_learning_rate``.
     """
 
     _n_writers = 0
@@ -115,6 +119,9 @@ class TensorBoard(Callback):
         self.write_graph = write_graph
         if update_freq == "batch":
             update_freq = 1
+        if update_freq != "epoch" and not (isinstance(update_freq, int) and update_freq > 0):
+            raise ValueError("`update_freq` must be 'epoch', 'batch' or a positive int. "
+                             f"Received: update_freq={update_freq!r}")
         self.update_freq = update_freq
         self._writers = {}
         self._graph_written = False
@@ -152,8 +159,28 @@ class TensorBoard(Callback):
             for k, v in logs.items():
                 w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)
 
+    def _learning_rate(self):
+        # The float learning-rate variable, or the schedule's value at the current step.
+        from mylib.layers import backend
+
+        opt = getattr(self.model, "optimizer", None)
+        if opt is None or getattr(opt, "_iterations", None) is None:
+            return None
+        if opt._lr_var is not None:
+            return float(backend.get_values([opt._lr_var])[0])
+        try:
+            step = int(backend.get_values([opt._iterations])[0])
+            return float(np.asarray(opt._learning_rate(step)))
+        except Exception:  # noqa: BLE001 - a schedule that is not a plain function
+            return None
+
     def on_epoch_end(self, epoch, logs=None):
-        for k, v in (logs or {}).items():
+        logs = dict(logs or {})
+        if "learning_rate" not in logs:
+            lr = self._learning_rate()
+            if lr is not None:
+                logs["learning_rate"] = lr
+        for k, v in logs.items():
             if k.startswith("val_"):
                 self._writer("validation").add_scalar("epoch_" + k[4:], float(v), epoch)
             else:

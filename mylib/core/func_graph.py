@@ -8,6 +8,11 @@ handle, a copy of its `VarHandleOp`) and records the pair; a nested function cap
 through its parent. Function graphs live in a process-level registry by unique name so
 that a control-flow op's attrs only name them (plain data, serializable).
 
+Graph files carry function graphs in a GraphDef's ``library``: `FUNCTION_ATTRS` says
+which attrs of which op types name functions (`function_refs`,
+`rewrite_function_attrs`), and `FuncGraph.for_import` / `set_signature` /
+`bind_captures` rebuild one from its definition.
+
 `call_function` interprets a function graph with the same interpreter as a step
 (`lowering.interpret`), with a `FuncContext` whose variable state starts from values the
 caller threads through the lax primitive.
@@ -51,7 +56,117 @@ def get_function(name):
 
 def _unique_name(base):
     with _lock:
-        return f"{base}_{next(_counter)}"
+        while True:
+            name = f"{base}_{next(_counter)}"
+            if name not in _FUNCTIONS:
+                return name
+
+
+def is_registered(name):
+    """Whether a live function graph is registered under `name`."""
+    return name in _FUNCTIONS
+
+
+def unregister(fg):
+    """Removes `fg` from the process registry and its root graph's `_functions` (used
+    for the throw-away functions of an import's dry run)."""
+    with _lock:
+        if _FUNCTIONS.get(fg.name) is fg:
+            del _FUNCTIONS[fg.name]
+    root = fg.outer_graph
+    while isinstance(root, FuncGraph):
+        root = root.outer_graph
+    fns = root.__dict__.get("_functions")
+    if fns is not None and fns.get(fg.name) is fg:
+        del fns[fg.name]
+
+
+def lookup_function(graph, name):
+    """The function graph `name` as seen from `graph`: its root graph's `_functions`
+    first, then the process registry; None if neither has it."""
+    root = graph
+    while isinstance(root, FuncGraph):
+        root = root.outer_graph
+    fg = root.__dict__.get("_functions", {}).get(name)
+    return fg if fg is not None else _FUNCTIONS.get(name)
+
+
+# ---------------------------------------------------------------- attrs naming functions
+# Op type -> attrs whose value names a function graph (a string, or a list/tuple of
+# them). Graph files find the functions an op needs (and rename them on import) here;
+# an op type defined elsewhere that holds function graphs registers its attrs with
+# `register_function_attrs`. Listed op types also keep the shared names of the variables
+# their functions use in a ``var_keys`` attr.
+FUNCTION_ATTRS = {
+    "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
+    "Case": ("branches",), "StatelessCase": ("branches",),
+    "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
+    "StatelessWhileMasked": ("cond", "body"),
+    "Scan": ("body",), "StatelessScan": ("body",),
+}
+# Op types whose attrs hold another op type's attrs (the generic VJP op: its
+# ``forward_attrs`` are ``(key, value)`` pairs of the op ``forward_type`` names).
+_NESTED_ATTRS = {"VJP": ("forward_type", "forward_attrs")}
+
+
+def register_function_attrs(op_type, *attr_names):
+    """Declares that attrs `attr_names` of `op_type` name function graphs."""
+    FUNCTION_ATTRS[op_type] = tuple(attr_names)
+
+
+def _names_in(v):
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        return list(v)
+    return []
+
+
+def function_refs(op_type, attrs):
+    """The names of the function graphs an op of `op_type` with `attrs` refers to."""
+    out = []
+    for k in FUNCTION_ATTRS.get(op_type, ()):
+        out += _names_in(attrs.get(k))
+    nested = _NESTED_ATTRS.get(op_type)
+    if nested is not None:
+        ft, fa = attrs.get(nested[0]), attrs.get(nested[1])
+        if isinstance(ft, str) and isinstance(fa, (list, tuple)) and all(
+                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+                for p in fa):
+            out += function_refs(ft, dict(fa))
+    return out
+
+
+def rewrite_function_attrs(op_type, attrs, fn_map, key_map=None):
+    """`attrs` with function names renamed by `fn_map` and variable shared names in
+    ``var_keys`` by `key_map` (dicts old -> new); the same dict if nothing changes."""
+    key_map = key_map or {}
+    new, changed = dict(attrs), False
+
+    def rename(v, m):
+        if isinstance(v, str) and v in m:
+            return m[v], True
+        if isinstance(v, (list, tuple)) and v and all(isinstance(x, str) for x in v) \
+                and any(x in m for x in v):
+            return type(v)(m.get(x, x) for x in v), True
+        return v, False
+
+    if op_type in FUNCTION_ATTRS:
+        for k in (*FUNCTION_ATTRS[op_type], "var_keys"):
+            if k in attrs:
+                new[k], c = rename(attrs[k], key_map if k == "var_keys" else fn_map)
+                changed |= c
+    nested = _NESTED_ATTRS.get(op_type)
+    if nested is not None:
+        ft, fa = attrs.get(nested[0]), attrs.get(nested[1])
+        if isinstance(ft, str) and isinstance(fa, (list, tuple)) and all(
+                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+                for p in fa):
+            inner = rewrite_function_attrs(ft, dict(fa), fn_map, key_map)
+            if any(inner[k] is not v for k, v in fa):
+                new[nested[1]] = type(fa)((k, inner[k]) for k, _ in fa)
+                changed = True
+    return new if changed else attrs
 
 
 def variable_key(t):
@@ -160,6 +275,39 @@ class FuncGraph(Graph):
 
     def __repr__(self):
         return f"<ml.FuncGraph '{self.name}' with {len(self._ops)} ops>"
+
+    # --- building from a definition (graph files) ---
+    @classmethod
+    def for_import(cls, name, outer_graph, fresh=False):
+        """An empty function graph to fill from a definition: named `name`, or a fresh
+        unique name derived from it if that is taken (or `fresh`)."""
+        with _lock:
+            taken = fresh or name in _FUNCTIONS
+        if taken:
+            base = name.rstrip("0123456789")
+            base = base[:-1] if base.endswith("_") and len(base) > 1 else (base or "fn")
+            name = _unique_name(base)
+        return cls(name, outer_graph)
+
+    def set_signature(self, inputs, outputs, structured_outputs):
+        """Sets `inputs` / `outputs` (tensors of this graph) and the output structure (a
+        tree whose tensor leaves are, in flattening order, `outputs`)."""
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.structured_outputs = structured_outputs
+        self.output_tree = jax.tree_util.tree_structure(structured_outputs)
+        if self.output_tree.num_leaves != len(self.outputs):
+            raise errors.InvalidArgumentError(
+                f"function graph '{self.name}': its output structure has "
+                f"{self.output_tree.num_leaves} leaves for {len(self.outputs)} outputs")
+
+    def bind_captures(self, pairs):
+        """Sets the captured tensors: `pairs` of (outer tensor, inner tensor) in the
+        order the calling op passes them (`external`); finalizes the graph."""
+        self.captures = dict(pairs)
+        self.external = [o for o, _ in pairs]
+        self._prepared = None
+        self.finalize()
 
 
 def build_function(fn, arg_specs, name, outer_graph=None, unpack=True):

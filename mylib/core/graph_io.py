@@ -20,6 +20,21 @@ File format (version 1), one tree in two encodings, told apart by their first by
 - binary: the 8 bytes ``b"MLGRAPH\\x01"`` followed by the same tree in msgpack, with
   array bytes stored raw (``"raw"`` instead of ``"b64"``).
 
+Control flow: ``library`` maps the name of every function graph the nodes refer to
+(cond/case branches, while_loop cond and body, scan/map_fn bodies; nested ones, named
+by a function's own nodes, too; those a gradient ``VJP`` op names in its
+``forward_attrs``) to ``{"node": [...], "input": [refs], "output": [refs],
+"capture": [[outer_ref, inner_ref], ...], "structure": ...}`` (see `FunctionDef`):
+nodes in the same NodeDef encoding with names local to the function, the captured
+tensors in the order the calling op passes them, and the output structure as plain
+data. Which attrs name functions is `mylib.core.func_graph.FUNCTION_ATTRS`. Importing
+creates the function graphs first (callees before callers, each inside its caller),
+under their own names, or fresh unique ones where a name is taken in this process (the
+attrs naming them are rewritten), then the ops; op types inside functions are checked
+as the graph's are, host ops are refused there, and a library that is not well formed
+raises `DataLossError` (reading a file) or `InvalidArgumentError` naming the function
+and node.
+
 Meta graphs (``"format": "mylib.MetaGraphDef"``) add ``meta_info_def``,
 ``collection_def`` (per collection, entries naming tensors, ops or variables, or plain
 values) and ``saver_def``. Loading never runs code (no pickle, no eval): a file that is
@@ -42,7 +57,7 @@ from mylib.core import errors
 from mylib.core.graph import Graph, Operation, Tensor, get_default_graph
 from mylib.core.tensor_shape import TensorShape
 
-__all__ = ["NodeDef", "GraphDef", "MetaGraphDef", "import_graph_def", "load_graph_def",
+__all__ = ["NodeDef", "FunctionDef", "GraphDef", "MetaGraphDef", "import_graph_def", "load_graph_def",
            "write_graph", "export_meta_graph", "import_meta_graph",
            "to_tensorboard_graph_def"]
 
@@ -81,8 +96,76 @@ class NodeDef:
         return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input!r})"
 
 
+class FunctionDef:
+    """One function graph of a `GraphDef`'s `library` (a cond branch, a loop body).
+
+    Attributes:
+      name: the function's name; ops name it in plain-string attrs (``then_branch``,
+        ``else_branch``, ``branches``, ``cond``, ``body``, and inside a ``VJP`` op's
+        ``forward_attrs``).
+      node: list of `NodeDef` (same encoding as the graph's nodes; names are local to
+        the function).
+      input: refs (``"name:idx"``) of the placeholders for the explicit operands.
+      output: refs of the output tensors, in flattening order.
+      capture: ``[outer_ref, inner_ref]`` pairs in the order the calling op passes them
+        (the function's ``external`` list): a tensor of the enclosing graph (the root
+        graph, or the function whose node calls this one) and the placeholder (or, for
+        a variable handle, the ``VarHandleOp`` copy) standing for it inside.
+      structure: the structure of the outputs as plain data: ``{"out": i}`` for output
+        ``i``, ``None``, ``{"list": [...]}``, ``{"tuple": [...]}``,
+        ``{"dict": [[key, s], ...]}``, ``{"odict": [[key, s], ...]}`` (OrderedDict),
+        ``{"namedtuple": {"name": "Point", "fields": ["x", "y"], "values": [...]}}``
+        (rebuilt as a fresh namedtuple class of that name and fields: no user code is
+        imported), ``{"node": {"type": "module.Class", "children": [...]}}`` (another
+        pytree node type; rebuilt as a tuple of its children).
+    """
+
+    __slots__ = ("name", "node", "input", "output", "capture", "structure")
+
+    def __init__(self, name, node=None, input=None, output=None,  # noqa: A002
+                 capture=None, structure=None):
+        self.name = name
+        self.node = list(node or [])
+        self.input = list(input or [])
+        self.output = list(output or [])
+        self.capture = [list(c) for c in (capture or [])]
+        self.structure = structure
+
+    def __repr__(self):
+        return f"<FunctionDef '{self.name}' with {len(self.node)} nodes>"
+
+    def _to_tree(self, binary):
+        return {"node": [_node_to_tree(n, binary) for n in self.node],
+                "input": list(self.input), "output": list(self.output),
+                "capture": [list(c) for c in self.capture],
+                "structure": _encode(self.structure, binary)}
+
+    @classmethod
+    def _from_tree(cls, name, t):
+        where = f"library function '{name}'"
+        _expect(isinstance(t, dict), f"{where} must be a map")
+        nodes = t.get("node", [])
+        _expect(isinstance(nodes, list), f"{where}: 'node' must be a list")
+        for key in ("input", "output"):
+            v = t.get(key, [])
+            _expect(isinstance(v, list) and all(isinstance(i, str) for i in v),
+                    f"{where}: '{key}' must be a list of strings")
+        caps = t.get("capture", [])
+        _expect(isinstance(caps, list) and all(
+            isinstance(c, list) and len(c) == 2 and all(isinstance(i, str) for i in c)
+            for c in caps), f"{where}: 'capture' must be a list of [outer, inner] names")
+        try:
+            node = [_node_from_tree(n) for n in nodes]
+            structure = _decode(t.get("structure"))
+        except _Malformed as e:
+            raise _Malformed(f"{where}: {e}") from None
+        return cls(name, node, t.get("input", []), t.get("output", []), caps, structure)
+
+
 class GraphDef:
-    """A graph as plain data: `node` (list of `NodeDef`), `versions`, `library`.
+    """A graph as plain data: `node` (list of `NodeDef`), `versions`, `library` (dict
+    function name -> `FunctionDef`: every function graph the nodes refer to, nested
+    ones included).
 
     `SerializeToString()` / `GraphDef.FromString(data)` give the binary form;
     `to_json()` / `GraphDef.from_json(text)` the text form; `load_graph_def(path)` reads
@@ -99,8 +182,14 @@ class GraphDef:
 
     # --- (de)serialization ---
     def _to_tree(self, binary):
+        lib = {}
+        for k, f in self.library.items():
+            if not isinstance(f, FunctionDef):
+                raise TypeError(f"GraphDef.library['{k}'] must be a FunctionDef. Received: "
+                                f"{type(f).__name__}")
+            lib[k] = f._to_tree(binary)
         return {"node": [_node_to_tree(n, binary) for n in self.node],
-                "versions": dict(self.versions), "library": dict(self.library)}
+                "versions": dict(self.versions), "library": lib}
 
     @classmethod
     def _from_tree(cls, tree):
@@ -110,7 +199,13 @@ class GraphDef:
         versions = tree.get("versions") or {}
         _expect(isinstance(versions, dict), "'versions' must be a map")
         _check_version(versions.get("min_consumer", 1))
-        return cls([_node_from_tree(n) for n in nodes], versions, tree.get("library") or {})
+        lib = tree.get("library") or {}
+        _expect(isinstance(lib, dict), "'library' must be a map")
+        library = {}
+        for k, f in lib.items():
+            _expect(isinstance(k, str) and k, "library keys must be non-empty strings")
+            library[k] = FunctionDef._from_tree(k, f)
+        return cls([_node_from_tree(n) for n in nodes], versions, library)
 
     def SerializeToString(self):  # noqa: N802 - protobuf's name
         """The compact binary form (magic + msgpack)."""
@@ -530,10 +625,7 @@ def _tensor_ref(t):
     return t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
 
 
-def graph_to_graph_def(graph, add_shapes=False):
-    """The `GraphDef` of `graph` (see `Graph.as_graph_def`)."""
-    with graph._lock:
-        ops = graph.get_operations()
+def _op_nodes(ops, add_shapes, where=""):
     nodes = []
     for op in ops:
         attr = dict(op.attrs)
@@ -542,14 +634,93 @@ def graph_to_graph_def(graph, add_shapes=False):
                 _check_plain(v)
             except _Unencodable as e:
                 raise errors.InvalidArgumentError(
-                    _unencodable_msg(op.name, op.type, k, e)) from None
+                    where + _unencodable_msg(op.name, op.type, k, e)) from None
         if add_shapes:
             attr["_output_shapes"] = [t.shape for t in op.outputs]
         inputs = [_tensor_ref(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
         frame = op._frame
         dbg = (str(frame[0]), int(frame[1]), str(frame[2])) if frame else None
         nodes.append(NodeDef(op.name, op.type, inputs, op.device or "", attr, dbg))
-    return GraphDef(nodes)
+    return nodes
+
+
+def graph_to_graph_def(graph, add_shapes=False):
+    """The `GraphDef` of `graph` (see `Graph.as_graph_def`), with the function graphs
+    its ops refer to (nested ones too) in `library`."""
+    with graph._lock:
+        ops = graph.get_operations()
+    return GraphDef(_op_nodes(ops, add_shapes), library=_library_of(graph, ops, add_shapes))
+
+
+def _structure_to_data(td, counter):
+    """A jax treedef (the function's `output_tree`) as plain data (see `FunctionDef`)."""
+    import jax
+
+    if jax.tree_util.treedef_is_leaf(td) and td.num_leaves == 1:
+        return {"out": next(counter)}
+    typ, aux = td.node_data()
+    if typ is type(None):
+        return None
+    kids = [_structure_to_data(c, counter) for c in td.children()]
+    if typ is list:
+        return {"list": kids}
+    if typ is tuple:
+        return {"tuple": kids}
+    if issubclass(typ, tuple) and hasattr(typ, "_fields"):
+        return {"namedtuple": {"name": typ.__name__, "fields": list(typ._fields),
+                               "values": kids}}
+    if issubclass(typ, dict):
+        keys = aux[-1] if typ is not dict and typ.__name__ == "defaultdict" else aux
+        ordered = typ.__name__ == "OrderedDict"
+        return {"odict" if ordered else "dict": [[k, v] for k, v in zip(keys, kids)]}
+    return {"node": {"type": f"{typ.__module__}.{typ.__qualname__}", "children": kids}}
+
+
+def _function_def(fg, add_shapes):
+    import itertools
+
+    with fg._lock:
+        ops = fg.get_operations()
+    where = f"function graph '{fg.name}': "
+    tree = getattr(fg, "output_tree", None)
+    if tree is not None and tree.num_leaves == len(fg.outputs):
+        structure = _structure_to_data(tree, itertools.count())
+    else:
+        structure = {"list": [{"out": i} for i in range(len(fg.outputs))]}
+    external = fg.external if fg.external is not None else list(fg.captures)
+    caps = [[_tensor_ref(o), _tensor_ref(fg.captures[o])] for o in external]
+    try:
+        _check_plain(structure)
+    except _Unencodable as e:
+        raise errors.InvalidArgumentError(
+            f"{where}its output structure holds {e}, which a graph file cannot hold") from None
+    return FunctionDef(fg.name, _op_nodes(ops, add_shapes, where),
+                       [_tensor_ref(t) for t in fg.inputs],
+                       [_tensor_ref(t) for t in fg.outputs], caps, structure)
+
+
+def _library_of(graph, ops, add_shapes):
+    """Every function graph reachable from `ops` of `graph`, as `FunctionDef`s (callers
+    before callees)."""
+    from mylib.core.func_graph import function_refs, lookup_function
+
+    lib = {}
+    stack = [(graph, op) for op in reversed(ops)]
+    while stack:
+        g, op = stack.pop()
+        for fname in function_refs(op.type, op.attrs):
+            if fname in lib:
+                continue
+            fg = lookup_function(g, fname)
+            if fg is None:
+                raise errors.InvalidArgumentError(
+                    f"{op.type} '{op.name}' refers to the function graph '{fname}', which "
+                    "is not registered in this process", op=op)
+            lib[fname] = _function_def(fg, add_shapes)
+            with fg._lock:
+                fops = fg.get_operations()
+            stack.extend((fg, o) for o in reversed(fops))
+    return lib
 
 
 # ---------------------------------------------------------------- GraphDef -> Graph
@@ -634,7 +805,10 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 
     Ops are created in dependency order (the file's node order does not matter), with
     shapes re-inferred by each op type's registered rule. No code from the file runs:
-    only registered op types are accepted.
+    only registered op types are accepted. The function graphs of control-flow ops
+    (`GraphDef.library`) are created first, under fresh unique names where their names
+    are taken in this process (the attrs naming them follow); variables renamed by the
+    import scope are renamed inside them too.
 
     Args:
       graph_def: a `GraphDef` (or its serialized bytes / JSON text).
@@ -651,7 +825,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     Returns:
       The list of `return_elements` (None if not given).
     Raises:
-      NotFoundError: ``Op type not registered 'Foo' in node 'bar'``.
+      NotFoundError: ``Op type not registered 'Foo' in node 'bar'`` (``... of function
+        'f'`` inside a library function).
       InvalidArgumentError: a missing input, a cycle, a bad `input_map`, or an attr an
         op type rejects; nothing is added when these are detected up front.
       ValueError: if an `input_map` or `return_elements` name is not in `graph_def`.
@@ -696,19 +871,29 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         if _parse_input(ret)[0] not in names:
             raise ValueError(f"Requested return_element '{ret}' not found in graph_def.")
     order = _topological(nodes)
+    lib_info = _check_library(gd)
 
     if graph.finalized:
         raise RuntimeError("Graph is finalized and cannot be modified.")
     # A dry run into a scratch graph (mapped inputs stood in by placeholders of their
     # dtype and shape) finds shape and attr errors before the real graph is touched.
+    # Its function graphs get throw-away names and are unregistered after.
     scratch = Graph()
-    with scratch.as_default():
-        stand_ins = {ck: (array_ops.no_op() if ck.startswith("^") else
-                          array_ops.placeholder(t.dtype, t.shape.as_tuple()))
-                     for ck, t in mapped.items()}
-        _create_ops(scratch, nodes, op_defs, order, stand_ins, _clear_devices)
-    with graph.name_scope(name) if name else _null():
-        new_ops, used = _create_ops(graph, nodes, op_defs, order, mapped, _clear_devices)
+    scratch_fns = []
+    try:
+        with scratch.as_default():
+            stand_ins = {ck: (array_ops.no_op() if ck.startswith("^") else
+                              array_ops.placeholder(t.dtype, t.shape.as_tuple()))
+                         for ck, t in mapped.items()}
+            _import_into(scratch, gd, op_defs, order, lib_info, stand_ins, _clear_devices,
+                         None, True, scratch_fns)
+    finally:
+        from mylib.core.func_graph import unregister
+
+        for fg in scratch_fns:
+            unregister(fg)
+    new_ops, used = _import_into(graph, gd, op_defs, order, lib_info, mapped,
+                                 _clear_devices, name, False, [])
     unused = sorted(set(mapped) - used)
     if unused:
         warnings.warn(f"import_graph_def: input_map entries not used by any node: {unused}",
@@ -725,8 +910,267 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     return result
 
 
-def _create_ops(graph, nodes, op_defs, order, mapped, clear_devices):
-    """Creates the ops of `nodes` in `order` in `graph` (inside the import scope)."""
+def _check_library(gd):
+    """Validates `gd.library` before anything is added: op types registered (and not
+    host ops) inside every function, inputs present, no cycles, refs of inputs, outputs
+    and captures naming nodes of the function, every function an op names present.
+
+    Returns:
+      dict function name -> (op_defs, topological order, names of the functions its
+      nodes call, in first-use order).
+    """
+    from mylib.core.func_graph import function_refs
+    from mylib.core.op_registry import get_op_def
+
+    lib = gd.library
+    info = {}
+
+    def callees(nodes, where):
+        out = []
+        for n in nodes:
+            for f in function_refs(n.op, n.attr):
+                if f not in lib:
+                    # Never bound to a live function of this process that happens to
+                    # have the name: it could be any other graph's.
+                    raise errors.InvalidArgumentError(
+                        f"import_graph_def: {where}node '{n.name}' ({n.op}) refers to the "
+                        f"function graph '{f}', which is not in the graph def's library")
+                if f not in out:
+                    out.append(f)
+        return out
+
+    for fname, fdef in lib.items():
+        where = f"function '{fname}': "
+        if not isinstance(fdef, FunctionDef):
+            raise errors.InvalidArgumentError(
+                f"import_graph_def: library entry '{fname}' is a {type(fdef).__name__}, "
+                "not a FunctionDef")
+        op_defs = []
+        for n in fdef.node:
+            try:
+                od = get_op_def(n.op)
+            except errors.NotFoundError:
+                raise errors.NotFoundError(
+                    f"Op type not registered '{n.op}' in node '{n.name}' of function "
+                    f"'{fname}': importing a graph accepts only op types registered in "
+                    "this process (import the module that defines it first)") from None
+            if od.host:
+                raise errors.InvalidArgumentError(
+                    f"import_graph_def: {where}node '{n.name}' is a host op ({n.op}), which "
+                    "cannot run inside cond/while_loop/scan")
+            op_defs.append(od)
+        try:
+            order = _topological(fdef.node)
+        except errors.InvalidArgumentError as e:
+            raise errors.InvalidArgumentError(
+                e.message.replace("import_graph_def: ", f"import_graph_def: {where}", 1)
+            ) from None
+        by_name = {n.name for n in fdef.node}
+        refs = ([("input", r) for r in fdef.input] + [("output", r) for r in fdef.output]
+                + [("capture", c[1]) for c in fdef.capture])
+        for kind, r in refs:
+            src, _, ctrl = _parse_input(r)
+            if ctrl or src not in by_name:
+                raise errors.InvalidArgumentError(
+                    f"import_graph_def: {where}{kind} '{r}' names no tensor of the function")
+        info[fname] = (op_defs, order, callees(fdef.node, where))
+    callees(gd.node, "")
+    # No function may (transitively) call itself.
+    state = {}
+
+    def visit(f, path):
+        if state.get(f) == 2:
+            return
+        if state.get(f) == 1:
+            raise errors.InvalidArgumentError(
+                "import_graph_def: the library's functions call each other in a cycle: "
+                + " -> ".join(path[path.index(f):] + [f]))
+        state[f] = 1
+        for c in info[f][2]:
+            visit(c, path + [f])
+        state[f] = 2
+
+    for f in lib:
+        visit(f, [])
+    return info
+
+
+def _tensor_in(ops, ref, where):
+    src, idx, _ = _parse_input(ref)
+    op = ops[src]
+    if idx >= len(op.outputs):
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: {where}'{ref}' names output {idx} of '{src}', which has "
+            f"{len(op.outputs)} output(s)")
+    return op.outputs[idx]
+
+
+def _structure_from_data(d, outputs, where):
+    """Inverse of `_structure_to_data`: the tree with `outputs` at its leaves."""
+    import collections
+
+    def build(x):
+        if x is None:
+            return None
+        if not (isinstance(x, dict) and len(x) == 1):
+            raise errors.InvalidArgumentError(
+                f"import_graph_def: {where}bad output structure element {_short(x)}")
+        (tag, v), = x.items()
+        if tag == "out" and isinstance(v, int) and not isinstance(v, bool) \
+                and 0 <= v < len(outputs):
+            return outputs[v]
+        if tag in ("list", "tuple") and isinstance(v, list):
+            kids = [build(c) for c in v]
+            return kids if tag == "list" else tuple(kids)
+        if tag in ("dict", "odict") and isinstance(v, list) and all(
+                isinstance(p, (list, tuple)) and len(p) == 2 for p in v):
+            items = [(k, build(c)) for k, c in v]
+            return dict(items) if tag == "dict" else collections.OrderedDict(items)
+        if tag == "namedtuple" and isinstance(v, dict) and isinstance(v.get("values"), list):
+            try:
+                cls = collections.namedtuple(v.get("name"), v.get("fields"))
+                return cls(*[build(c) for c in v["values"]])
+            except (TypeError, ValueError) as e:
+                raise errors.InvalidArgumentError(
+                    f"import_graph_def: {where}bad namedtuple in the output structure: "
+                    f"{e}") from None
+        if tag == "node" and isinstance(v, dict) and isinstance(v.get("children"), list):
+            return tuple(build(c) for c in v["children"])
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: {where}bad output structure element {_short(x)}")
+
+    try:
+        tree = build(d)
+    except TypeError as e:  # e.g. an unhashable dict key
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: {where}bad output structure: {e}") from None
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(tree)
+    if len(leaves) != len(outputs) or any(a is not b for a, b in zip(leaves, outputs)):
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: {where}the output structure does not list the "
+            f"{len(outputs)} outputs once each, in order")
+    return tree
+
+
+def _import_into(graph, gd, op_defs, order, lib_info, mapped, clear_devices, scope, fresh,
+                 built_fns):
+    """Creates the library's function graphs (callees first, each inside its caller),
+    then the ops of `gd` in `graph` (inside name scope `scope`), rewriting the attrs
+    that name functions to the names they got; binds each function's captures to
+    tensors of its enclosing graph; renames variable shared names inside functions and
+    in ``var_keys`` attrs as the import renamed the variables. Appends every function
+    graph made to `built_fns`. Returns ``(new_ops, used)`` as `_create_ops`."""
+    from mylib.core.func_graph import FuncGraph, rewrite_function_attrs
+
+    lib = gd.library
+    fn_map, built = {}, {}  # old name -> new name; old name -> [fg, ops]
+    renamed = {}  # old shared name -> new (variables renamed by the import scope)
+    used = set()
+
+    def rewrite(nodes):
+        out = []
+        for n in nodes:
+            a = rewrite_function_attrs(n.op, n.attr, fn_map)
+            out.append(n if a is n.attr else
+                       NodeDef(n.name, n.op, n.input, n.device, a, n.debug_info))
+        return out
+
+    def bind(fname, outer_ops, outer_mapped):
+        fdef, (fg, ops) = lib[fname], built[fname]
+        where = f"function '{fname}': "
+        pairs = []
+        for outer_ref, inner_ref in fdef.capture:
+            ck = _canonical(outer_ref)
+            if ck in outer_mapped:
+                used.add(ck)
+                o = outer_mapped[ck]
+            else:
+                src, _, _ = _parse_input(outer_ref)
+                if src not in outer_ops:
+                    raise errors.InvalidArgumentError(
+                        f"import_graph_def: {where}captures '{outer_ref}', which is not a "
+                        "node of its enclosing graph")
+                o = _tensor_in(outer_ops, outer_ref, where)
+            i = _tensor_in(ops, inner_ref, where)
+            if o.dtype != i.dtype:
+                raise errors.InvalidArgumentError(
+                    f"import_graph_def: {where}captures '{outer_ref}' ({o.dtype.name}) as "
+                    f"'{inner_ref}' ({i.dtype.name}): the dtypes differ")
+            pairs.append((o, i))
+        fg.bind_captures(pairs)
+
+    def build(fname, outer):
+        fdef = lib[fname]
+        f_op_defs, f_order, callees = lib_info[fname]
+        where = f"function '{fname}': "
+        fg = FuncGraph.for_import(fname, outer, fresh)
+        built_fns.append(fg)
+        fn_map[fname] = fg.name
+        built[fname] = [fg, None]
+        own = []
+        for c in callees:
+            if c not in built:
+                build(c, fg)
+                own.append(c)
+        try:
+            ops, _ = _create_ops(fg, rewrite(fdef.node), f_op_defs, f_order, {},
+                                 clear_devices)
+        except errors.OpError as e:
+            raise type(e)(f"import_graph_def: in function '{fname}': {e.message}") from None
+        built[fname][1] = ops
+        outs = [_tensor_in(ops, r, where) for r in fdef.output]
+        fg.set_signature([_tensor_in(ops, r, where) for r in fdef.input], outs,
+                         _structure_from_data(fdef.structure, outs, where))
+        for c in own:
+            bind(c, ops, {})
+
+    root_own = []
+    for c in _root_callees(gd, lib):
+        if c not in built:
+            build(c, graph)
+            root_own.append(c)
+    with graph.name_scope(scope) if scope else _null():
+        new_ops, used_root = _create_ops(graph, rewrite(gd.node), op_defs, order, mapped,
+                                         clear_devices, renamed)
+    used |= used_root
+    for c in root_own:
+        bind(c, new_ops, mapped)
+    if renamed:
+        for n in gd.node:
+            op = new_ops[n.name]
+            old = n.attr.get("shared_name")
+            if op.type == "VarHandleOp" and old in renamed and op.attrs["shared_name"] == old:
+                op.attrs["shared_name"] = renamed[old]
+        every = list(new_ops.values()) + [o for fg, ops in built.values()
+                                          for o in ops.values()]
+        in_fns = {id(o) for fg, ops in built.values() for o in ops.values()}
+        for op in every:
+            if op.type == "VarHandleOp" and id(op) in in_fns and \
+                    op.attrs.get("shared_name") in renamed:
+                op.attrs["shared_name"] = renamed[op.attrs["shared_name"]]
+            a = rewrite_function_attrs(op.type, op.attrs, {}, renamed)
+            if a is not op.attrs:
+                op.attrs.update(a)
+    return new_ops, used
+
+
+def _root_callees(gd, lib):
+    from mylib.core.func_graph import function_refs
+
+    out = []
+    for n in gd.node:
+        for f in function_refs(n.op, n.attr):
+            if f in lib and f not in out:
+                out.append(f)
+    return out
+
+
+def _create_ops(graph, nodes, op_defs, order, mapped, clear_devices, renamed=None):
+    """Creates the ops of `nodes` in `order` in `graph` (inside the import scope).
+    Variables whose handle op got a new name are recorded in `renamed` (old shared
+    name -> new)."""
     new_ops = {}  # old name -> Operation
     used = set()
     for i in order:
@@ -756,6 +1200,8 @@ def _create_ops(graph, nodes, op_defs, order, mapped, clear_devices):
                        frame=tuple(frame) if frame else None)
         if op.type == "VarHandleOp" and n.attr.get("shared_name") == n.name:
             op.attrs["shared_name"] = op.name
+            if renamed is not None and op.name != n.name:
+                renamed[n.name] = op.name
         for k, v in n.attr.items():
             if k == "_class":
                 op.attrs[k] = [_remap_loc(x, new_ops) for x in v]
@@ -858,8 +1304,12 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     graph = graph or get_default_graph()
     gd = graph_def if graph_def is not None else graph.as_graph_def()
     if clear_devices:
-        gd = GraphDef([NodeDef(n.name, n.op, n.input, "", n.attr, n.debug_info)
-                       for n in gd.node], gd.versions, gd.library)
+        def clear(nodes):
+            return [NodeDef(n.name, n.op, n.input, "", n.attr, n.debug_info) for n in nodes]
+
+        gd = GraphDef(clear(gd.node), gd.versions,
+                      {k: FunctionDef(f.name, clear(f.node), f.input, f.output, f.capture,
+                                      f.structure) for k, f in gd.library.items()})
     keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
     collection_def, skipped = {}, []
     for key in keys:
@@ -878,7 +1328,8 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     import mylib
 
     info = {"mylib_version": getattr(mylib, "__version__", "?"),
-            "stripped_op_list": sorted({n.op for n in gd.node}), "tags": []}
+            "stripped_op_list": sorted({n.op for n in gd.node} | {
+                n.op for f in gd.library.values() for n in f.node}), "tags": []}
     info.update(meta_info_def or {})
     meta = MetaGraphDef(info, gd, collection_def, saver_def)
     if filename is not None:

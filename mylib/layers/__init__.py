@@ -4,3 +4,24 @@
 from mylib.layers import activations, backend, initializers, regularizers  # noqa: F401
 from mylib.layers.base import Input, InputLayer, InputSpec, Layer  # noqa: F401
 from mylib.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
+from mylib.layers import constraints  # noqa: F401,E402
+from mylib.layers.convolutional import (  # noqa: F401,E402
+    Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, DepthwiseConv2D)
+from mylib.layers.normalization import (  # noqa: F401,E402
+    BatchNormalization, GroupNormalization, LayerNormalization)
+from mylib.layers.pooling import (  # noqa: F401,E402
+    AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
+    GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
+    GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
+from mylib.layers.regularization import (  # noqa: F401,E402
+    ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D)
+from mylib.layers.reshaping import (  # noqa: F401,E402
+    Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from mylib.layers.embedding import Embedding  # noqa: F401
+from mylib.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
+from mylib.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
+from mylib.layers.attention import MultiHeadAttention  # noqa: F401
+from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # noqa: F401
+                                  Minimum, Multiply, Subtract)
+from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401
+from mylib.layers.interop import FlaxLayer, Lambda  # noqa: F401

@@ -25,6 +25,7 @@ from mylib.core.graph import Graph, Tensor, get_default_graph
 from mylib.core.ops import array_ops
 from mylib.core.tensor_shape import as_shape
 from mylib.core.variables import Variable
+from mylib.layers import policy as _policy
 
 # ---------------------------------------------------------------- names
 _name_counters: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
@@ -49,6 +50,33 @@ def reset_uids(graph=None):
     _name_counters.pop(graph if graph is not None else get_default_graph(), None)
 
 
+# ---------------------------------------------------------------- call effects
+class CallEffects:
+    """Update ops (`add_update`) and losses (`add_loss`) created by layer calls while
+    it is open; `fit` opens one around its ``training=True`` forward pass, so the train
+    step runs exactly the updates (BatchNormalization's moving averages) and activity
+    losses of that pass, never those of the inference graph or of an older step."""
+
+    def __init__(self):
+        self.updates, self.losses = [], []
+
+
+_effects_stack = []
+
+
+class collect_call_effects:  # noqa: N801 - used as a context manager
+    """``with collect_call_effects() as fx:`` gathers the updates and losses of the
+    layer calls made inside it in ``fx.updates`` / ``fx.losses``."""
+
+    def __enter__(self):
+        self.fx = CallEffects()
+        _effects_stack.append(self.fx)
+        return self.fx
+
+    def __exit__(self, *exc):
+        _effects_stack.remove(self.fx)
+
+
 # ---------------------------------------------------------------- node history
 class Node:
     """One call of a layer: `inputs` (the structure passed), `outputs` (a structure)."""
@@ -71,6 +99,16 @@ class Node:
 # Tensor -> (Node, index in the node's flat outputs). Tensors have __slots__, so the
 # Keras history lives here rather than on the tensor.
 _history: "weakref.WeakKeyDictionary[Tensor, tuple]" = weakref.WeakKeyDictionary()
+
+
+# Tensor -> its Keras mask (a bool Tensor, e.g. [batch, time]), set by layers that
+# produce one (`Embedding(mask_zero=True)`) and propagated by `supports_masking` layers.
+_masks: "weakref.WeakKeyDictionary[Tensor, Tensor]" = weakref.WeakKeyDictionary()
+
+
+def get_mask(t):
+    """The Keras mask of `t` (None if it has none)."""
+    return _masks.get(t) if isinstance(t, Tensor) else None
 
 
 def keras_history(t):
@@ -189,10 +227,16 @@ class Layer:
         False freezes every weight of the layer and of its sublayers).
       name: unique name; default the snake-cased class name, made unique per graph
         (`dense`, `dense_1`, ...).
-      dtype: dtype of the weights (default float32).
+      dtype: a dtype or a `mylib.mixed_precision` policy name (default: the global
+        policy, float32 unless set). ``"mixed_bfloat16"`` / ``"mixed_float16"`` make float32
+        weights (`variable_dtype`) and compute in the low type (`dtype` =
+        `compute_dtype`): floating inputs are cast, and trainable float weights read in
+        `call` are cast (see `mylib.layers.policy`).
       input_shape / batch_input_shape / batch_size: as Keras, for the first layer of a
         `Sequential` (makes the model build right away).
     """
+
+    supports_masking = False  # True: the inputs' mask passes through to the outputs
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
                  batch_input_shape=None, batch_size=None, input_dim=None, **kwargs):
@@ -202,11 +246,17 @@ class Layer:
         object.__setattr__(self, "_layers", [])
         self._trainable = bool(trainable)
         self.name = name or unique_object_name(to_snake_case(type(self).__name__))
-        self.dtype = _dtypes.as_dtype(dtype or "float32")
+        # `dtype`: a dtype or a policy name (None: the global policy). `self.dtype` is the
+        # dtype `call` computes in (what layers cast their inputs to; Keras 3 would say
+        # `compute_dtype`); weights are made in `variable_dtype`.
+        self._dtype_policy = _policy.get(dtype)
+        self.dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype)
         self.built = False
         self.input_spec = None
         self._weights_own = []
         self._losses = []
+        self._call_losses = []  # add_loss outside `collect_call_effects` (inference calls)
+        self._updates = []
         self._inbound_nodes = []
         self._build_input_shape = None
         if input_dim is not None and input_shape is None:
@@ -265,7 +315,21 @@ class Layer:
                 assert_input_compatibility(self.input_spec, inputs, self.name)
             if "training" in kwargs and not self._accepts("training"):
                 kwargs.pop("training")
-            outputs = self.call(inputs, *args, **kwargs)
+            # Masks: the inputs' masks go to `call(mask=...)` when it takes one (not
+            # recorded in the node, so a replay recomputes them from its own inputs).
+            in_masks = [_masks.get(t) for t in flat]
+            prev_mask = kwargs.get("mask")
+            if prev_mask is None and any(m is not None for m in in_masks):
+                prev_mask = in_masks[0] if isinstance(inputs, Tensor) else \
+                    pack_like(inputs, in_masks)
+            call_kwargs = kwargs
+            if prev_mask is not None and "mask" not in kwargs and self._accepts_mask():
+                call_kwargs = {**kwargs, "mask": prev_mask}
+            with _policy.autocast_scope(self.compute_dtype):
+                outputs = self.call(self._autocast_inputs(inputs), *args, **call_kwargs)
+            act_reg = getattr(self, "activity_regularizer", None)
+            if act_reg is not None:
+                self._add_activity_loss(act_reg, outputs)
             in_ids = {id(t) for t in flat}
             if any(id(t) in in_ids for t in flatten(outputs)):
                 # A layer that passes a tensor through still gets an output of its own,
@@ -273,12 +337,56 @@ class Layer:
                 outs = [array_ops.identity(t) if id(t) in in_ids else t
                         for t in flatten(outputs)]
                 outputs = outs[0] if isinstance(outputs, Tensor) else pack_like(outputs, outs)
+            if self.supports_masking or type(self).compute_mask is not Layer.compute_mask:
+                _set_masks(outputs, self.compute_mask(inputs, prev_mask))
         node = Node(self, inputs, outputs, args, kwargs)
         self._inbound_nodes.append(node)
         for i, t in enumerate(flatten(outputs)):
             if isinstance(t, Tensor):
                 _history[t] = (node, i)
         return outputs
+
+    def _accepts_mask(self):
+        cls = type(self)
+        if "_call_has_mask" not in cls.__dict__:
+            cls._call_has_mask = "mask" in inspect.signature(cls.call).parameters
+        return cls._call_has_mask
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs: `mask` passed through when `supports_masking`, else
+        None. Layers that make or change masks (`Embedding`, RNNs) override it."""
+        return mask if self.supports_masking else None
+
+    # --- dtype policy (mylib.mixed_precision) ---
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy
+
+    @property
+    def compute_dtype(self):
+        """`DType` of the layer's computations and outputs (same as `dtype`)."""
+        return self.dtype
+
+    @property
+    def variable_dtype(self):
+        """`DType` of the layer's weights (`add_weight`'s default)."""
+        return _dtypes.as_dtype(self._dtype_policy.variable_dtype)
+
+    def _autocast_inputs(self, inputs):
+        # Floating inputs take the compute dtype when either side is float16/bfloat16
+        # (float32/float64 mixes are left to the layer, as before policies existed).
+        want = self.compute_dtype
+        flat = flatten(inputs)
+        if not want.is_floating or all(
+                not x.dtype.is_floating or x.dtype == want or not (
+                    _policy.is_low_precision(x.dtype) or _policy.is_low_precision(want))
+                for x in flat):
+            return inputs
+        from mylib.core.ops import math_ops
+
+        cast = [math_ops.cast(x, want) if x.dtype.is_floating and x.dtype != want else x
+                for x in flat]
+        return cast[0] if isinstance(inputs, Tensor) else pack_like(inputs, cast)
 
     def _accepts(self, arg):
         cls = type(self)
@@ -299,9 +407,9 @@ class Layer:
         Returns:
           the `ml.Variable`, named ``<layer name>/<name>``.
         """
-        from mylib.layers import initializers, regularizers
+        from mylib.layers import constraints, initializers, regularizers
 
-        dtype = _dtypes.as_dtype(dtype) if dtype is not None else self.dtype
+        dtype = _dtypes.as_dtype(dtype) if dtype is not None else self.variable_dtype
         shape = tuple(int(d) for d in as_shape(shape or ()).as_list())
         if any(d is None for d in shape):
             raise ValueError(f'Layer "{self.name}": weight "{name}" needs a fully known '
@@ -309,9 +417,12 @@ class Layer:
         if initializer is None:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         init = initializers.get(initializer)
+        constraint = constraints.get(constraint)  # names ("non_neg") and configs too
         v = Variable(lambda: init(shape, dtype=dtype), trainable=trainable, name=name or "weight",
                      dtype=dtype, constraint=constraint)
         v._keras_trainable = bool(trainable)
+        if trainable and dtype.is_floating and self._dtype_policy.is_mixed:
+            _policy.enable_autocast(v)  # reads in `call` give the compute dtype
         self._weights_own.append(v)
         reg = regularizers.get(regularizer)
         if reg is not None:
@@ -360,8 +471,49 @@ class Layer:
 
     @property
     def losses(self):
-        """Regularization losses (scalar tensors) of this layer and its sublayers."""
-        return self._losses + [x for l in self._flat_layers() for x in l.losses]
+        """Regularization losses (scalar tensors) of this layer and its sublayers: weight
+        regularizers, and losses added by calls outside `fit`'s training pass (activity
+        regularizers of the inference graph)."""
+        return self._losses + self._call_losses + \
+            [x for l in self._flat_layers() for x in l.losses]
+
+    def _weight_losses(self):
+        """Only the weight-regularizer losses (what the train step adds to the losses
+        it collects from its own forward pass)."""
+        return self._losses + [x for l in self._flat_layers() for x in l._weight_losses()]
+
+    def add_loss(self, loss):
+        """Adds a scalar loss tensor made in `call` (activity regularization) to the
+        model's total loss."""
+        if _effects_stack:
+            _effects_stack[-1].losses.append(loss)
+        else:
+            self._call_losses.append(loss)
+
+    def add_update(self, op):
+        """Registers a state-update op made in `call` (e.g. BatchNormalization's moving
+        averages); `fit`'s train step runs the updates of its training pass. Also added
+        to the graph's ``UPDATE_OPS`` collection, for TF1-style loops."""
+        from mylib.core.graph import GraphKeys
+
+        if _effects_stack:
+            _effects_stack[-1].updates.append(op)
+        self._updates.append(op)
+        op.graph.add_to_collection(GraphKeys.UPDATE_OPS, op)
+
+    def _add_activity_loss(self, reg, outputs):
+        # Keras 3: regularizer(output) divided by the batch size, per output.
+        from mylib.core.ops import math_ops
+
+        for out in flatten(outputs):
+            if not isinstance(out, Tensor):
+                continue
+            with out.graph.name_scope("ActivityRegularizer"):
+                loss = reg(out)
+                if out.shape.rank:
+                    n = math_ops.cast(array_ops.shape(out)[0], loss.dtype)
+                    loss = loss / math_ops.maximum(n, 1.0)
+            self.add_loss(loss)
 
     def count_params(self):
         if not self.built:
@@ -409,7 +561,8 @@ class Layer:
 
     # --- config ---
     def get_config(self):
-        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        cfg = {"name": self.name, "trainable": self.trainable,
+               "dtype": self._dtype_policy.name}
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = self._batch_input_shape
         return cfg
@@ -420,6 +573,20 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _set_masks(outputs, masks):
+    if masks is None:
+        return
+    if isinstance(outputs, Tensor):
+        if isinstance(masks, Tensor):
+            _masks[outputs] = masks
+        return
+    outs = flatten(outputs)
+    ms = flatten(masks) if isinstance(masks, (list, tuple, dict)) else [masks] * len(outs)
+    for t, m in zip(outs, ms):
+        if isinstance(t, Tensor) and isinstance(m, Tensor):
+            _masks[t] = m
 
 
 def _dedupe(ws):

@@ -23,6 +23,8 @@ class Dense(Layer):
     The kernel has shape ``[in_features, units]``.
     """
 
+    supports_masking = True  # masks pass through, as in Keras
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
@@ -36,6 +38,7 @@ class Dense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
 
@@ -74,6 +77,8 @@ class Dense(Layer):
 class Activation(Layer):
     """Applies an activation function (a name or a callable) element-wise."""
 
+    supports_masking = True  # masks pass through, as in Keras
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -102,6 +107,8 @@ class Dropout(Layer):
         take the input's size), e.g. ``(None, 1, features)`` to drop whole features.
       seed: op-level seed for a deterministic mask sequence.
     """
+
+    supports_masking = True  # masks pass through, as in Keras
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

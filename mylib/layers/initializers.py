@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
+from mylib.core.op_registry import NotDifferentiable, OpDef
 
 
 class Initializer:
@@ -167,16 +168,57 @@ HeNormal = _vs("HeNormal", 2.0, "fan_in", "truncated_normal")
 LecunUniform = _vs("LecunUniform", 1.0, "fan_in", "uniform")
 LecunNormal = _vs("LecunNormal", 1.0, "fan_in", "truncated_normal")
 
+def _orthogonalize_kernel(a, *, shape, gain):
+    import jax.numpy as jnp
+
+    q, r = jnp.linalg.qr(a)
+    q = q * jnp.sign(jnp.diagonal(r))  # makes the decomposition unique (uniform over O(n))
+    rows = int(np.prod(shape[:-1]))
+    if rows < shape[-1]:
+        q = q.T
+    return (gain * q.reshape(shape)).astype(a.dtype)
+
+
+# The op that turns a normal matrix into an orthogonal one: a graph op, so the values
+# are drawn when the variable's initializer runs (seeded like the other initializers).
+_Orthogonalize = OpDef("Orthogonalize", kernel=_orthogonalize_kernel)
+NotDifferentiable("Orthogonalize")
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times `gain` (Saxe et al. 2014), as Keras: the QR
+    decomposition of a normal matrix of shape ``(max(rows, cols), min(rows, cols))``,
+    where ``cols = shape[-1]`` and ``rows`` is the product of the other dims; the
+    default `recurrent_initializer` of the recurrent layers."""
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(int(d) for d in shape)
+        if len(shape) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional. "
+                             f"Received: shape={shape} of rank {len(shape)}.")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        a = _random().normal([max(rows, cols), min(rows, cols)], dtype=_dt(dtype),
+                             seed=self.seed)
+        return _Orthogonalize(a, shape=shape, gain=float(self.gain))
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
 _CLASSES = {c.__name__: c for c in (Zeros, Ones, Constant, RandomUniform, RandomNormal,
                                     TruncatedNormal, VarianceScaling, GlorotUniform,
                                     GlorotNormal, HeUniform, HeNormal, LecunUniform,
-                                    LecunNormal)}
+                                    LecunNormal, Orthogonal)}
 _ALIASES = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
             "random_normal": RandomNormal, "truncated_normal": TruncatedNormal,
             "variance_scaling": VarianceScaling, "glorot_uniform": GlorotUniform,
             "glorot_normal": GlorotNormal, "he_uniform": HeUniform, "he_normal": HeNormal,
             "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal,
-            "uniform": RandomUniform, "normal": RandomNormal, "zero": Zeros, "one": Ones}
+            "uniform": RandomUniform, "normal": RandomNormal, "zero": Zeros, "one": Ones,
+            "orthogonal": Orthogonal}
 
 
 def get(identifier):

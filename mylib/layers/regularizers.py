@@ -54,5 +54,18 @@ def get(identifier):
     if identifier == "l1_l2":
         return L1L2(0.01, 0.01)
     if isinstance(identifier, dict):
+        name = identifier.get("class_name", "L1L2")
+        if name not in ("L1L2", "L1", "L2", "l1", "l2", "l1_l2"):
+            raise ValueError(f"Unknown regularizer class: {name!r}")
         return L1L2(**identifier.get("config", {}))
     raise ValueError(f"Unknown regularizer: {identifier!r}")
+
+
+def serialize(regularizer):
+    """A config dict (``{"class_name": "L1L2", "config": {...}}``) or the callable's
+    name; None for None."""
+    if regularizer is None:
+        return None
+    if isinstance(regularizer, Regularizer):
+        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    return getattr(regularizer, "__name__", repr(regularizer))

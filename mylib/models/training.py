@@ -12,8 +12,10 @@ progress bar or the end of the epoch reads them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
+import warnings
 
 import numpy as np
 
@@ -22,7 +24,8 @@ from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.gradients import gradients
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers import backend
-from mylib.layers.base import Input, InputLayer, Layer, flatten, pack_like, to_snake_case
+from mylib.layers.base import Input, InputLayer, Layer, collect_call_effects, flatten, \
+    pack_like, to_snake_case
 from mylib.models.network import GraphNetworkMixin
 
 
@@ -300,22 +303,27 @@ class Model(GraphNetworkMixin, Layer):
         sw = None
         if sample_weight is not None:
             sw = np.asarray(sample_weight, dtype=np.float32)
-            if sw.ndim != 1:
-                sw = sw.reshape(len(sw), -1)[:, 0] if sw.ndim > 1 and sw.shape[1:] == (1,) * (
-                    sw.ndim - 1) else sw
-            if sw.ndim != 1:
-                raise ValueError(f"`sample_weight` must be 1-D (one weight per sample); "
-                                 f"received shape {sw.shape}.")
+            if sw.ndim > 1 and sw.shape[1:] == (1,) * (sw.ndim - 1):
+                sw = sw.reshape(len(sw))
+            # [N, T] (temporal) weights must match the targets' leading axes.
+            temporal = sw.ndim == 2 and ys is not None and ys[0].ndim >= 2 and \
+                ys[0].shape[:2] == sw.shape
+            if sw.ndim != 1 and not temporal:
+                raise ValueError(f"`sample_weight` must be 1-D (one weight per sample) or "
+                                 f"[samples, timesteps] matching the targets; received shape "
+                                 f"{sw.shape}.")
             arrays.append(sw)
             names.append("sample_weight")
         n = self._check_lengths(arrays, names)
         if class_weight is not None and ys is not None:
-            cw = np.ones(n, np.float32)
-            y0 = ys[0]
-            cls = y0.reshape(n, -1).argmax(axis=1) if y0.ndim > 1 and y0.shape[-1] > 1 else \
-                y0.reshape(n).astype(np.int64)
+            cls = _class_ids(ys[0], self.outputs[0].shape.rank)
+            cw = np.ones(cls.shape, np.float32)
             for c, w in class_weight.items():
                 cw[cls == int(c)] = w
+            if sw is not None and sw.ndim < cw.ndim:
+                sw = sw.reshape(sw.shape + (1,) * (cw.ndim - sw.ndim))
+            elif sw is not None and cw.ndim < sw.ndim:
+                cw = cw.reshape(cw.shape + (1,) * (sw.ndim - cw.ndim))
             sw = cw if sw is None else sw * cw
         if ys is not None and sw is None:
             sw = np.ones(n, np.float32)
@@ -339,9 +347,20 @@ class Model(GraphNetworkMixin, Layer):
         from mylib import optimizers
 
         self.optimizer = optimizers.get(optimizer)
+        if self._dtype_policy.name == "mixed_float16":
+            from mylib.mixed_precision import LossScaleOptimizer
+
+            if not isinstance(self.optimizer, LossScaleOptimizer):  # as Keras 3
+                self.optimizer = LossScaleOptimizer(self.optimizer)
         self.loss = loss
         self._compile_args = dict(loss=loss, metrics=metrics, loss_weights=loss_weights,
-                                  weighted_metrics=weighted_metrics)
+                                  weighted_metrics=weighted_metrics,
+                                  run_eagerly=bool(run_eagerly),
+                                  jit_compile=jit_compile if jit_compile is not None else "auto",
+                                  steps_per_execution=int(steps_per_execution or 1))
+        if int(steps_per_execution or 1) < 1:
+            raise ValueError("`steps_per_execution` must be >= 1. Received: "
+                             f"{steps_per_execution}")
         self._fns = {}
         self._tracking = None
         self.compiled = True
@@ -424,12 +443,13 @@ class Model(GraphNetworkMixin, Layer):
         return m
 
     # ------------------------------------------------------------ step graphs
-    def _step_fn(self, mode, ys, weighted=True):
+    def _step_fn(self, mode, ys, weighted=True, sw_ndim=1):
         """The raw callable of the train ('train') or test ('test') step for targets
         shaped like `ys`; built and compiled once per signature. Unweighted steps
         (`weighted=False`) take no sample-weight feed: every sample weighs 1."""
         feed_weights = weighted
-        key = (mode, feed_weights, tuple((a.dtype.str, a.shape[1:]) for a in ys),
+        sw_ndim = int(sw_ndim) if feed_weights else 1
+        key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
                tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
         fn = self._fns.get(key)
         if fn is not None:
@@ -441,8 +461,12 @@ class Model(GraphNetworkMixin, Layer):
         tr = self._tracking
         with g.as_default():
             with g.name_scope(mode):
+                fx = None
                 if mode == "train":
-                    outs = flatten(self._forward(self._nested_inputs, training=True))
+                    # The training pass's own update ops (BatchNormalization) and
+                    # activity losses; see `collect_call_effects`.
+                    with collect_call_effects() as fx:
+                        outs = flatten(self._forward(self._nested_inputs, training=True))
                 else:
                     outs = self.outputs
                 targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),
@@ -450,7 +474,8 @@ class Model(GraphNetworkMixin, Layer):
                                                  name=f"{n}_target")
                            for a, n in zip(ys, self.output_names)]
                 if feed_weights:
-                    sw = array_ops.placeholder("float32", [None], name="sample_weight")
+                    sw = array_ops.placeholder("float32", [None] * sw_ndim,
+                                               name="sample_weight")
                 else:  # ones, [batch]: no per-step host-to-device copy of weights
                     sw = array_ops.fill(array_ops.shape(targets[0])[:1],
                                         array_ops.constant(1.0, dtype="float32"))
@@ -458,16 +483,19 @@ class Model(GraphNetworkMixin, Layer):
                 out_losses, updates = [], []
                 aligned = []
                 for i, (yt, yp) in enumerate(zip(targets, outs)):
+                    if yp.dtype in (_dtypes.float16, _dtypes.bfloat16):
+                        yp = math_ops.cast(yp, "float32")  # losses in float32 (mixed precision)
                     yt = _align(yt, yp, tr["loss_ids"][i])
                     aligned.append((yt, yp))
                     if tr["loss_fns"][i] is None:
                         out_losses.append(None)
                         continue
-                    per = _per_sample(tr["loss_fns"][i], yt, yp)
-                    out_losses.append(math_ops.reduce_sum(per * sw) / batch)
+                    per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None)
+                    out_losses.append(math_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
+                                      else math_ops.reduce_sum(per) / batch)
                 terms = [l * w if w != 1.0 else l for l, w in zip(out_losses, tr["loss_weights"])
                          if l is not None]
-                reg = self.losses
+                reg = self.losses if fx is None else self._weight_losses() + fx.losses
                 if reg:
                     terms.append(math_ops.add_n(reg) if len(reg) > 1 else reg[0])
                 total = math_ops.add_n(terms) if len(terms) > 1 else terms[0]
@@ -479,12 +507,13 @@ class Model(GraphNetworkMixin, Layer):
                     yt, yp = aligned[i]
                     updates.append(obj.update_state(yt, yp, sample_weight=sw if weighted
                                                     else None))
-                step_ops = list(updates)
+                step_ops = list(updates) + (fx.updates if fx is not None else [])
                 if mode == "train":
                     self._assert_compiled()
                     tvars = self.trainable_weights
                     if tvars:
-                        grads = gradients(total, tvars)
+                        scale = getattr(self.optimizer, "scale_loss", None)  # loss scaling
+                        grads = gradients(scale(total) if scale else total, tvars)
                         pairs = [(gr, v) for gr, v in zip(grads, tvars) if gr is not None]
                         if not pairs:
                             raise ValueError("No gradients provided for any variable: the loss "
@@ -531,11 +560,65 @@ class Model(GraphNetworkMixin, Layer):
         return fn
 
     # ------------------------------------------------------------ loops
+    def _call_step(self, fn, batch):
+        """One compiled step; with ``compile(run_eagerly=True)`` the same step runs op by
+        op on concrete values (no XLA compilation), so a failing op's error names the op,
+        its creation line and its input values."""
+        if self._compile_args.get("run_eagerly") if getattr(self, "_compile_args", None) \
+                else False:
+            import jax
+
+            with jax.disable_jit():
+                return fn(*batch)
+        return fn(*batch)
+
+    def _stream_feeds(self, stream, class_weight, weighted, with_y=True):
+        """Feed lists ([*xs, *ys, sw?]) for the batches of one epoch of `stream`."""
+        for el in stream.epoch():
+            xb, yb, swb = _unpack_batch(el)
+            if with_y and yb is None:
+                raise ValueError("The dataset/generator yielded a batch without targets; "
+                                 "expected (x, y) or (x, y, sample_weight).")
+            xs, ys, sw, _ = self._prepare(xb, yb if with_y else None, swb, class_weight)
+            yield xs + (ys or []) + ([sw] if weighted else [])
+
+    def _val_source(self, validation_data, validation_steps, batch_size):
+        """(ys_signature, sw_ndim, batches() -> iterator of feed lists) for validation."""
+        if _is_stream(validation_data):
+            stream = _BatchStream(validation_data, validation_steps, "validation_data")
+            xb, yb, swb = _unpack_batch(stream.peek())
+            if yb is None:
+                raise ValueError("`validation_data` must yield (x_val, y_val) or "
+                                 "(x_val, y_val, val_sample_weight) batches.")
+            _, ys0, sw0, _ = self._prepare(xb, yb, swb)
+            return ys0, sw0.ndim, lambda: self._stream_feeds(stream, None, True)
+        vd = tuple(validation_data)
+        if len(vd) not in (2, 3):
+            raise ValueError("`validation_data` must be (x_val, y_val) or "
+                             "(x_val, y_val, val_sample_weight).")
+        xs, ys, sw, n = self._prepare(vd[0], vd[1], vd[2] if len(vd) == 3 else None)
+        return ys, sw.ndim, lambda: _array_feeds(xs, ys, sw, n, batch_size, validation_steps)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
-        """Trains for `epochs` epochs over `x`, `y` (numpy arrays, lists or dicts of them).
+        """Trains for `epochs` epochs (from `initial_epoch`).
+
+        Args:
+          x, y: numpy or JAX arrays (a list or a dict keyed by input names for several
+            inputs); or `x` alone as an `ml.data.Dataset` or a Python generator yielding
+            ``(x, y)`` or ``(x, y, sample_weight)`` batches.
+          shuffle: shuffle the samples each epoch (arrays only); ``"batch"`` shuffles in
+            batch-sized chunks (the order of the chunks and the samples inside each).
+          class_weight: ``{class: weight}`` multiplying the sample weights; with sequence
+            targets (``[N, T]`` labels) the weights are per timestep.
+          sample_weight: ``[N]`` per-sample or ``[N, T]`` per-timestep weights.
+          steps_per_epoch: batches per epoch; with arrays the batches continue through
+            the (reshuffled) data across epochs; required for an infinite dataset.
+          validation_steps: batches per validation run (default: all of them).
+          validation_freq: validate every `validation_freq` epochs (an int), or after
+            the epochs listed (1-based, a list).
 
         `validation_split` holds out the LAST fraction of the samples (before shuffling).
         Epoch logs are sample-weighted means over all batches (a short last batch counts
@@ -549,38 +632,70 @@ class Model(GraphNetworkMixin, Layer):
         from mylib import callbacks as cbks
 
         self._assert_compiled()
-        if y is None:
-            raise ValueError("`y` is required: mylib fits (x, y) arrays.")
         batch_size = 32 if batch_size is None else int(batch_size)
         if batch_size <= 0:
             raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
-        xs, ys, sw, n = self._prepare(x, y, sample_weight, class_weight)
-        weighted = sample_weight is not None or class_weight is not None
-        val = None
+        if steps_per_epoch is not None and int(steps_per_epoch) <= 0:
+            raise ValueError(f"`steps_per_epoch` must be positive. Received: {steps_per_epoch}")
+        spe = None if steps_per_epoch is None else int(steps_per_epoch)
+        if isinstance(validation_freq, int):
+            if validation_freq < 1:
+                raise ValueError(f"`validation_freq` must be >= 1. Received: {validation_freq}")
+            do_val = lambda ep: (ep + 1) % validation_freq == 0  # noqa: E731
+        else:
+            vf = set(int(v) for v in validation_freq)
+            do_val = lambda ep: (ep + 1) in vf  # noqa: E731
+        if shuffle not in (True, False, "batch"):
+            raise ValueError(f'`shuffle` must be True, False or "batch". Received: {shuffle!r}')
+        val = None  # (ys signature, sw ndim, batches())
+        if _is_stream(x):
+            if y is not None:
+                raise ValueError("`y` must not be given when `x` is a dataset or a generator; "
+                                 "it yields (x, y) or (x, y, sample_weight) batches.")
+            if sample_weight is not None or validation_split:
+                raise ValueError("`sample_weight` and `validation_split` are not supported "
+                                 "with a dataset or generator `x`; yield the weights in the "
+                                 "batches and pass `validation_data`.")
+            stream = _BatchStream(x, spe, "x")
+            xb, yb, swb = _unpack_batch(stream.peek())
+            if yb is None:
+                raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
+                                 "(x, y, sample_weight) batches; its first batch has no y.")
+            _, ys, sw, _ = self._prepare(xb, yb, swb, class_weight)
+            weighted = swb is not None or class_weight is not None
+            epoch_feeds = lambda: self._stream_feeds(stream, class_weight, weighted)  # noqa
+            steps, n = stream.steps_hint, None
+        else:
+            if y is None:
+                raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
+                                 "generator of (x, y) batches as `x`.")
+            xs, ys, sw, n = self._prepare(x, y, sample_weight, class_weight)
+            weighted = sample_weight is not None or class_weight is not None
+            if validation_split and validation_data is None:
+                if not 0 < validation_split < 1:
+                    raise ValueError(f"`validation_split` must be in [0, 1). Received: "
+                                     f"{validation_split}")
+                split_at = int(math.floor(n * (1.0 - validation_split)))
+                if split_at == 0 or split_at == n:
+                    raise ValueError(f"validation_split={validation_split} leaves no training "
+                                     f"or no validation samples out of {n}.")
+                v = ([a[split_at:] for a in xs], [a[split_at:] for a in ys], sw[split_at:],
+                     n - split_at)
+                vbs = validation_batch_size or batch_size
+                val = (v[1], sw.ndim,
+                       lambda: _array_feeds(v[0], v[1], v[2], v[3], vbs, validation_steps))
+                xs, ys, sw, n = [a[:split_at] for a in xs], [a[:split_at] for a in ys], \
+                    sw[:split_at], split_at
+            if n == 0:
+                raise ValueError("Expected at least one training sample; received 0.")
+            epoch_feeds = _ArrayEpochs(xs, ys, sw, n, batch_size, shuffle, weighted, spe)
+            steps = spe or int(math.ceil(n / batch_size))
         if validation_data is not None:
-            vd = tuple(validation_data)
-            if len(vd) not in (2, 3):
-                raise ValueError("`validation_data` must be (x_val, y_val) or "
-                                 "(x_val, y_val, val_sample_weight).")
-            val = self._prepare(vd[0], vd[1], vd[2] if len(vd) == 3 else None)
-        elif validation_split:
-            if not 0 < validation_split < 1:
-                raise ValueError(f"`validation_split` must be in [0, 1). Received: "
-                                 f"{validation_split}")
-            split_at = int(math.floor(n * (1.0 - validation_split)))
-            if split_at == 0 or split_at == n:
-                raise ValueError(f"validation_split={validation_split} leaves no training or "
-                                 f"no validation samples out of {n}.")
-            val = ([a[split_at:] for a in xs], [a[split_at:] for a in ys], sw[split_at:],
-                   n - split_at)
-            xs, ys, sw, n = [a[:split_at] for a in xs], [a[:split_at] for a in ys], \
-                sw[:split_at], split_at
-        if n == 0:
-            raise ValueError("Expected at least one training sample; received 0.")
-        train_fn = self._step_fn("train", ys, weighted)
+            val = self._val_source(validation_data, validation_steps,
+                                   validation_batch_size or batch_size)
+        train_fn = self._step_fn("train", ys, weighted, sw_ndim=sw.ndim)
         if val is not None:
-            self._step_fn("test", val[1])
-        steps = int(math.ceil(n / batch_size))
+            self._step_fn("test", val[0], sw_ndim=val[1])
         verbose = 1 if verbose == "auto" else int(verbose)
         cb = cbks.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                model=self, verbose=verbose, epochs=epochs, steps=steps,
@@ -589,39 +704,42 @@ class Model(GraphNetworkMixin, Layer):
         reset = self._reset_metrics_op()
         sess = self.session
         names = self.metrics_names
+        call = self._call_step
+        eager = self._compile_args.get("run_eagerly")
+        self._resume_at = None
         cb.on_train_begin()
+        # `BackupAndRestore` sets where an interrupted run resumes: (epoch, step).
+        resume, self._resume_at = self._resume_at, None
+        skip = 0
+        if resume is not None:
+            initial_epoch, skip = max(initial_epoch, resume[0]), resume[1]
         epoch_logs = {}
         for epoch in range(initial_epoch, epochs):
             sess.run(reset)
             cb.on_epoch_begin(epoch)
-            order = np.random.permutation(n) if shuffle else None
             outs = None
             hooks = cb.needs_train_batch_hooks
-            if order is not None:
-                # One gather per epoch, then contiguous slices per step.
-                xs_e = [a[order] for a in xs]
-                ys_e = [a[order] for a in ys]
-                sw_e = sw[order]
-            else:
-                xs_e, ys_e, sw_e = xs, ys, sw
-            for step in range(steps):
-                lo, hi = step * batch_size, min(n, (step + 1) * batch_size)
-                batch = [a[lo:hi] for a in xs_e] + [a[lo:hi] for a in ys_e]
-                if weighted:
-                    batch.append(sw_e[lo:hi])
+            feeds = enumerate(epoch_feeds())
+            if skip:  # the steps an interrupted run already did (BackupAndRestore)
+                feeds, skip = itertools.islice(feeds, skip, None), 0
+            for step, batch in feeds:
                 if hooks:
                     cb.on_train_batch_begin(step)
-                outs = train_fn(*batch)
+                outs = call(train_fn, batch) if eager else train_fn(*batch)
                 # Device arrays: converting one to float is what syncs; callbacks that
                 # print do so only when they print.
                 if hooks:
                     cb.on_train_batch_end(step, dict(zip(names, outs[1:])))
                 if self.stop_training:
                     break
+            if outs is None:
+                warnings.warn("Your input ran out of data; interrupting training. Make sure "
+                              "the dataset or generator can produce `steps_per_epoch * "
+                              "epochs` batches (e.g. with `.repeat()`).", stacklevel=2)
+                break
             epoch_logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}
-            if val is not None and (epoch + 1) % validation_freq == 0:
-                vlogs = self._test_loop(val[0], val[1], val[2], validation_batch_size or
-                                        batch_size, cb)
+            if val is not None and do_val(epoch):
+                vlogs = self._test_loop(val[2](), val[0], cb, sw_ndim=val[1])
                 epoch_logs.update({"val_" + k: v for k, v in vlogs.items()})
             cb.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -629,22 +747,22 @@ class Model(GraphNetworkMixin, Layer):
         cb.on_train_end(epoch_logs)
         return self.history
 
-    def _test_loop(self, xs, ys, sw, batch_size, cb=None):
-        test_fn = self._step_fn("test", ys)
+    def _test_loop(self, batches, ys, cb=None, sw_ndim=1):
+        """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
+        test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         self.session.run(self._reset_metrics_op())
-        n = len(xs[0])
-        steps = int(math.ceil(n / batch_size))
         names = self.metrics_names
         if cb is not None:
             cb.on_test_begin()
         outs = None
-        for step in range(steps):
-            lo, hi = step * batch_size, min(n, (step + 1) * batch_size)
+        for step, batch in enumerate(batches):
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            outs = test_fn(*[a[lo:hi] for a in xs], *[a[lo:hi] for a in ys], sw[lo:hi])
+            outs = self._call_step(test_fn, batch)
             if cb is not None:
                 cb.on_test_batch_end(step, dict(zip(names, outs[1:])))
+        if outs is None:
+            raise ValueError("No batches to evaluate: the data is empty (or `steps` is 0).")
         logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}
         if cb is not None:
             cb.on_test_end(logs)
@@ -652,7 +770,9 @@ class Model(GraphNetworkMixin, Layer):
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        """Loss and metrics on `x`, `y`: sample-weighted means over all samples.
+        """Loss and metrics on `x`, `y` (arrays, or `x` a dataset / generator of
+        ``(x, y[, sample_weight])`` batches, `steps` of them when given): sample-weighted
+        means over all samples.
 
         Returns:
           the loss (a float) when no metrics were compiled, else ``[loss, *metrics]`` in
@@ -661,16 +781,28 @@ class Model(GraphNetworkMixin, Layer):
         from mylib import callbacks as cbks
 
         self._assert_compiled()
-        if y is None:
-            raise ValueError("`y` is required to evaluate.")
-        xs, ys, sw, n = self._prepare(x, y, sample_weight)
-        if n == 0:
-            raise ValueError("Expected at least one sample to evaluate; received 0.")
         batch_size = 32 if batch_size is None else int(batch_size)
         verbose = 1 if verbose == "auto" else int(verbose)
-        cb = cbks.CallbackList(callbacks, model=self, verbose=verbose,
-                               steps=int(math.ceil(n / batch_size)))
-        logs = self._test_loop(xs, ys, sw, batch_size, cb)
+        if _is_stream(x):
+            if y is not None:
+                raise ValueError("`y` must not be given when `x` is a dataset or a generator.")
+            stream = _BatchStream(x, steps, "x")
+            xb, yb, swb = _unpack_batch(stream.peek())
+            if yb is None:
+                raise ValueError("The dataset/generator passed to evaluate must yield (x, y) "
+                                 "or (x, y, sample_weight) batches.")
+            _, ys, sw, _ = self._prepare(xb, yb, swb)
+            batches, nsteps = self._stream_feeds(stream, None, True), stream.steps_hint
+        else:
+            if y is None:
+                raise ValueError("`y` is required to evaluate.")
+            xs, ys, sw, n = self._prepare(x, y, sample_weight)
+            if n == 0:
+                raise ValueError("Expected at least one sample to evaluate; received 0.")
+            batches = _array_feeds(xs, ys, sw, n, batch_size, steps)
+            nsteps = steps or int(math.ceil(n / batch_size))
+        cb = cbks.CallbackList(callbacks, model=self, verbose=verbose, steps=nsteps)
+        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
@@ -679,24 +811,32 @@ class Model(GraphNetworkMixin, Layer):
         return vals[0] if len(vals) == 1 else vals
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """Inference outputs for `x`, batch by batch (``training=False``), concatenated.
+        """Inference outputs for `x` (arrays, or a dataset / generator of ``x`` or
+        ``(x, ...)`` batches, `steps` of them when given), batch by batch
+        (``training=False``), concatenated.
 
         Returns:
           a numpy array, or a list/dict of them for several outputs.
         """
         from mylib import callbacks as cbks
 
-        xs, _, _, n = self._prepare(x)
         batch_size = 32 if batch_size is None else int(batch_size)
+        if _is_stream(x):
+            stream = _BatchStream(x, steps, "x")
+            self._prepare(_unpack_batch(stream.peek())[0])
+            batches = self._stream_feeds(stream, None, False, with_y=False)
+            nsteps = stream.steps_hint
+        else:
+            xs, _, _, n = self._prepare(x)
+            batches = (_array_feeds(xs, [], None, n, batch_size, steps) if n else iter(()))
+            nsteps = steps or int(math.ceil(n / batch_size))
         fn = self._predict_fn()
-        steps = int(math.ceil(n / batch_size))
-        cb = cbks.CallbackList(callbacks, model=self, verbose=0, steps=steps)
+        cb = cbks.CallbackList(callbacks, model=self, verbose=0, steps=nsteps)
         cb.on_predict_begin()
         chunks = []
-        for step in range(steps):
-            lo, hi = step * batch_size, min(n, (step + 1) * batch_size)
+        for step, batch in enumerate(batches):
             cb.on_predict_batch_begin(step)
-            out = fn(*[a[lo:hi] for a in xs])
+            out = self._call_step(fn, batch)
             chunks.append(out)
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -708,11 +848,12 @@ class Model(GraphNetworkMixin, Layer):
         return pack_like(self._nested_outputs, res)
 
     def train_on_batch(self, x, y, sample_weight=None, class_weight=None, return_dict=False):
+        """One training step on one batch; returns the batch's loss (and metrics)."""
         self._assert_compiled()
         xs, ys, sw, _ = self._prepare(x, y, sample_weight, class_weight)
-        fn = self._step_fn("train", ys)
+        fn = self._step_fn("train", ys, sw_ndim=sw.ndim)
         self.session.run(self._reset_metrics_op())
-        outs = fn(*xs, *ys, sw)
+        outs = self._call_step(fn, [*xs, *ys, sw])
         logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
 
@@ -776,12 +917,192 @@ class Model(GraphNetworkMixin, Layer):
         print_fn(f"Non-trainable params: {total - trainable:,}")
         print_fn("_" * width)
 
+    # ------------------------------------------------------------ saving
+    # The formats and the class registry live in `mylib.models.saving`.
     def get_config(self):
-        cfg = {"name": self.name, "trainable": self.trainable}
-        if self._is_graph_network:
-            cfg["layers"] = [{"class_name": type(l).__name__, "config": l.get_config()}
-                             for l in self.layers]
-        return cfg
+        """Sequential: the layers' configs; functional: the layers and their call graph
+        (inbound nodes by layer name); subclassed: ``name`` and ``trainable`` (override
+        to add constructor arguments)."""
+        from mylib.models import saving
+
+        return saving.model_get_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from mylib.models import saving
+
+        return saving.model_from_config_dict(cls, config, custom_objects)
+
+    def to_json(self, **kwargs):
+        """The architecture as JSON text (`ml.models.model_from_json` reads it back)."""
+        from mylib.models import saving
+
+        return saving.to_json(self, **kwargs)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True):
+        """Writes the model (architecture, weights, compile arguments, optimizer state)
+        to one zip file; `ml.models.load_model` reads it back without running code.
+        Subclassed models need a registered class (else use `save_weights`)."""
+        from mylib.models import saving
+
+        saving.save_model(self, filepath, overwrite=overwrite,
+                          include_optimizer=include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Writes the weights (in `weights` order, with names and shapes) to a file."""
+        from mylib.models import saving
+
+        saving.save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath):
+        """Loads weights written by `save_weights` or `save`; every shape is checked
+        before any weight changes."""
+        from mylib.models import saving
+
+        saving.load_weights(self, filepath)
+
+
+# ------------------------------------------------------------ input sources
+def _is_stream(x):
+    """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
+    from mylib.data import Dataset
+
+    return isinstance(x, Dataset) or (hasattr(x, "__next__") and hasattr(x, "__iter__")
+                                      and not hasattr(x, "shape"))
+
+
+def _unpack_batch(el):
+    """``(x, y, sample_weight)`` from a batch: a tuple ``(x,)``, ``(x, y)`` or
+    ``(x, y, sw)``, or ``x`` alone (Keras's `unpack_x_y_sample_weight`)."""
+    if isinstance(el, tuple) and not hasattr(el, "_fields"):
+        if len(el) == 1:
+            return el[0], None, None
+        if len(el) == 2:
+            return el[0], el[1], None
+        if len(el) == 3:
+            return el
+        raise ValueError("Data is expected to be (x,), (x, y) or (x, y, sample_weight); "
+                         f"received a tuple of {len(el)} elements.")
+    return el, None, None
+
+
+_NONE = object()
+
+
+class _BatchStream:
+    """The batches of a `Dataset` (re-iterable: a fresh pass each epoch) or a Python
+    iterator (one stream for the whole run). With `steps`, each epoch takes that many
+    batches, continuing where the previous epoch stopped (a finished dataset pass is
+    restarted)."""
+
+    def __init__(self, data, steps, what):
+        from mylib.data import INFINITE_CARDINALITY, Dataset
+
+        self.data = data
+        self.reiterable = isinstance(data, Dataset)
+        card = data.cardinality() if self.reiterable else -2
+        if steps is None and card == INFINITE_CARDINALITY:
+            raise ValueError(f"`{what}` is an infinite dataset (it repeats forever): pass "
+                             "`steps_per_epoch` (fit) or `steps` (evaluate/predict) to say "
+                             "how many batches make an epoch.")
+        self.steps = None if steps is None else int(steps)
+        self.card = card
+        self.it = None
+
+    @property
+    def steps_hint(self):
+        return self.steps or (self.card if self.card >= 0 else None)
+
+    def peek(self):
+        """The first batch, checked before any step runs (kept for the first epoch)."""
+        it = iter(self.data)
+        first = next(it, _NONE)
+        if first is _NONE:
+            raise ValueError("The dataset/generator is empty: it produced no batches.")
+        self.it = itertools.chain([first], it)
+        return first
+
+    def epoch(self):
+        if self.steps is None:
+            it = self.it if self.it is not None else iter(self.data)
+            self.it = None if self.reiterable else it
+            yield from it
+            return
+        for _ in range(self.steps):
+            if self.it is None:
+                self.it = iter(self.data)
+            el = next(self.it, _NONE)
+            if el is _NONE:
+                if not self.reiterable:
+                    return
+                self.it = iter(self.data)
+                el = next(self.it, _NONE)
+                if el is _NONE:
+                    return
+            yield el
+
+
+def _array_feeds(xs, ys, sw, n, batch_size, steps=None):
+    """Feed lists of consecutive batches of arrays, one pass (the first `steps`)."""
+    stop = n if steps is None else min(n, int(steps) * batch_size)
+    for lo in range(0, stop, batch_size):
+        hi = lo + batch_size
+        b = [a[lo:hi] for a in xs] + [a[lo:hi] for a in ys]
+        if sw is not None:
+            b.append(sw[lo:hi])
+        yield b
+
+
+def _batch_order(n, batch_size):
+    """A permutation that shuffles batch-sized chunks (full chunks in a random order,
+    the short one last) and the samples within each chunk (``shuffle="batch"``)."""
+    full = n // batch_size
+    starts = np.random.permutation(full) * batch_size
+    parts = [s + np.random.permutation(batch_size) for s in starts]
+    if n % batch_size:
+        parts.append(full * batch_size + np.random.permutation(n % batch_size))
+    return np.concatenate(parts) if parts else np.arange(0)
+
+
+class _ArrayEpochs:
+    """Per-epoch feed lists over arrays: one gather per pass (the shuffle), then
+    contiguous slices per step. With `steps_per_epoch`, epochs take that many batches
+    from an endless sequence of (reshuffled) passes."""
+
+    def __init__(self, xs, ys, sw, n, batch_size, shuffle, weighted, steps_per_epoch):
+        self.args = (xs, ys, sw, n, batch_size, shuffle, weighted)
+        self.spe = steps_per_epoch
+        self.stream = None
+
+    def _pass(self):
+        xs, ys, sw, n, bs, shuffle, weighted = self.args
+        order = _batch_order(n, bs) if shuffle == "batch" else (
+            np.random.permutation(n) if shuffle else None)
+        if order is not None:
+            xs, ys, sw = [a[order] for a in xs], [a[order] for a in ys], sw[order]
+        return _array_feeds(xs, ys, sw if weighted else None, n, bs)
+
+    def _endless(self):
+        while True:
+            yield from self._pass()
+
+    def __call__(self):
+        if self.spe is None:
+            return self._pass()
+        if self.stream is None:
+            self.stream = self._endless()
+        return itertools.islice(self.stream, self.spe)
+
+
+def _class_ids(y, out_rank):
+    """Class ids of targets `y` for `class_weight`: argmax of one-hot targets (rank of
+    the output), else the labels (a trailing axis of 1 squeezed). [N] for per-sample
+    targets, [N, T] for sequence targets."""
+    if y.ndim >= 2 and y.shape[-1] > 1 and (out_rank is None or y.ndim == out_rank):
+        return y.argmax(axis=-1)
+    if y.ndim >= 2 and y.shape[-1] == 1:
+        y = y.reshape(y.shape[:-1])
+    return np.rint(y).astype(np.int64) if y.dtype.kind == "f" else y.astype(np.int64)
 
 
 def _align(y_true, y_pred, loss_id):
@@ -798,11 +1119,15 @@ def _align(y_true, y_pred, loss_id):
     return y_true
 
 
-def _per_sample(loss_fn, y_true, y_pred):
+def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     """Per-sample losses [batch]: loss objects through their `call`, functions directly;
-    extra axes are averaged (Keras's per-sample reduction)."""
+    extra axes are averaged (Keras's per-sample reduction). `element_weights` (e.g.
+    per-timestep weights [batch, T]) multiply the losses before that average, and the
+    caller then feeds samples weights of 1."""
     call = getattr(loss_fn, "call", None)
     per = call(y_true, y_pred) if call is not None else loss_fn(y_true, y_pred)
+    if element_weights is not None:
+        per = per * element_weights
     if per.shape.rank is not None and per.shape.rank > 1:
         per = math_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:

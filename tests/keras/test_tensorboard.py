@@ -21,7 +21,8 @@ def test_tensorboard_scalars_in_train_and_validation_runs_and_graph(tmp_path):
     train.Reload()
     val = EventAccumulator(str(tmp_path / "logs" / "validation"))
     val.Reload()
-    assert set(train.Tags()["scalars"]) == {"epoch_loss", "epoch_accuracy"}
+    assert set(train.Tags()["scalars"]) == {"epoch_loss", "epoch_accuracy",
+                                            "epoch_learning_rate"}
     assert set(val.Tags()["scalars"]) == {"epoch_loss", "epoch_accuracy"}
     for acc, prefix in ((train, ""), (val, "val_")):
         for tag in ("loss", "accuracy"):

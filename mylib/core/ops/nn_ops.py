@@ -25,7 +25,9 @@ __all__ = ["relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "leak
            "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
            "weighted_cross_entropy_with_logits", "conv2d", "max_pool", "max_pool2d",
-           "avg_pool", "avg_pool2d", "l2_loss", "l2_normalize", "moments", "dropout"]
+           "avg_pool", "avg_pool2d", "l2_loss", "l2_normalize", "moments", "dropout",
+           "conv1d", "depthwise_conv2d", "conv2d_transpose", "max_pool1d", "avg_pool1d",
+           "resize_images", "batch_normalization"]
 
 
 def _zeros(t):
@@ -458,11 +460,11 @@ def _out_dim(d, k, s, dil, padding):
     return (d + lo + hi - eff) // s + 1
 
 
-def _conv2d_kernel(x, w, *, strides, padding, dilations, data_format):
+def _conv2d_kernel(x, w, *, strides, padding, dilations, data_format, groups=1):
     dn = ("NHWC", "HWIO", "NHWC") if data_format == "NHWC" else ("NCHW", "HWIO", "NCHW")
     pad = padding if isinstance(padding, str) else tuple(padding)
     return lax.conv_general_dilated(x, w, strides, pad, rhs_dilation=dilations,
-                                    dimension_numbers=dn)
+                                    dimension_numbers=dn, feature_group_count=groups)
 
 
 Conv2D = OpDef("Conv2D", kernel=_conv2d_kernel)
@@ -470,7 +472,7 @@ Conv2D = OpDef("Conv2D", kernel=_conv2d_kernel)
 
 
 @Conv2D.shape_fn
-def _conv2d_shape(x, w, *, strides, padding, dilations, data_format):
+def _conv2d_shape(x, w, *, strides, padding, dilations, data_format, groups=1):
     d = _shape_rules.same_dtype(x, w)
     if x.shape.rank not in (None, 4) or w.shape.rank not in (None, 4):
         raise errors.InvalidArgumentError(
@@ -480,10 +482,14 @@ def _conv2d_shape(x, w, *, strides, padding, dilations, data_format):
     xs, ws = x.shape.as_list(), w.shape.as_list()
     n, h, wd, c = xs if data_format == "NHWC" else (xs[0], xs[2], xs[3], xs[1])
     kh, kw, ci, co = ws
-    if c is not None and ci is not None and c != ci:
+    if c is not None and ci is not None and c != ci * groups:
         raise errors.InvalidArgumentError(
-            f"input channels {c} differ from the filter's in_channels {ci} "
-            f"(input {x.shape}, filter {w.shape})")
+            f"input channels {c} differ from the filter's in_channels {ci}"
+            + (f" times groups={groups}" if groups != 1 else "")
+            + f" (input {x.shape}, filter {w.shape})")
+    if co is not None and co % groups:
+        raise errors.InvalidArgumentError(
+            f"the filter's out_channels {co} are not divisible by groups={groups}")
     pads = padding if isinstance(padding, str) else (None, None)
     oh = _out_dim(h, kh, strides[0], dilations[0], pads if isinstance(pads, str) else padding[0])
     ow = _out_dim(wd, kw, strides[1], dilations[1], pads if isinstance(pads, str) else padding[1])
@@ -495,7 +501,7 @@ def _conv2d_shape(x, w, *, strides, padding, dilations, data_format):
 
 
 def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
-           dilations=1, name=None):
+           dilations=1, name=None, groups=1):
     """2-D convolution (cross-correlation, as TensorFlow) via XLA's conv.
 
     Args:
@@ -504,6 +510,9 @@ def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # no
       strides: int, [sh, sw] or [1, sh, sw, 1].
       padding: "SAME", "VALID", or explicit [[top, bottom], [left, right]].
       dilations: int, [dh, dw] or [1, dh, dw, 1].
+      groups: grouped convolution: the input channels split into `groups` groups, each
+        convolved with its own `out_channels / groups` filters of
+        `in_channels / groups` channels (the filter is [kh, kw, in / groups, out]).
     Returns:
       `Tensor` [batch, out_h, out_w, out_channels]; SAME: out = ceil(in / stride).
     Raises:
@@ -514,8 +523,10 @@ def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # no
     pad = _conv_padding(padding)
     if not isinstance(pad, str) and len(pad) == 4:
         pad = pad[1:3] if data_format == "NHWC" else pad[2:]
+    extra = {} if int(groups) == 1 else {"groups": int(groups)}  # old graphs: no attr
     return Conv2D(x, w, strides=_hw(strides, 2, "strides"), padding=pad,
-                  dilations=_hw(dilations, 2, "dilations"), data_format=data_format, name=name)
+                  dilations=_hw(dilations, 2, "dilations"), data_format=data_format, name=name,
+                  **extra)
 
 
 def _window(ksize, strides, data_format):
@@ -602,6 +613,225 @@ max_pool2d = max_pool
 avg_pool2d = avg_pool
 
 
+def conv1d(input, filters, stride=1, padding="VALID", data_format="NWC",  # noqa: A002
+           dilations=1, name=None, groups=1):
+    """1-D convolution, as a 2-D convolution over a height of 1 (as TensorFlow).
+
+    Args:
+      input: `Tensor` [batch, width, in_channels] ("NWC"; or "NCW").
+      filters: `Tensor` [k, in_channels / groups, out_channels], same dtype.
+      stride: int (or [s]).
+      padding: "SAME", "VALID", or explicit [left, right].
+      dilations: int.
+      groups: as `conv2d`.
+    Returns:
+      `Tensor` [batch, out_width, out_channels].
+    """
+    x = convert_to_tensor(input)
+    w = convert_to_tensor(filters, dtype_hint=x.dtype)
+    nchw = data_format in ("NCW", "NCHW")
+    x = array_ops.expand_dims(x, 2 if nchw else 1)
+    w = array_ops.expand_dims(w, 0)
+    s = stride if isinstance(stride, int) else int(tuple(stride)[-2 if len(stride) == 3 else 0])
+    d = dilations if isinstance(dilations, int) else int(tuple(dilations)[0])
+    pad = padding if isinstance(padding, str) else [[0, 0], [int(padding[0]), int(padding[1])]]
+    y = conv2d(x, w, strides=[1, s], padding=pad, data_format="NCHW" if nchw else "NHWC",
+               dilations=[1, d], groups=groups)
+    return array_ops.squeeze(y, [2 if nchw else 1], name=name)
+
+
+def _depthwise_kernel(x, w, *, strides, padding, dilations):
+    c = x.shape[-1]
+    w = jnp.reshape(w, w.shape[:2] + (1, w.shape[2] * w.shape[3]))
+    pad = padding if isinstance(padding, str) else tuple(padding)
+    return lax.conv_general_dilated(x, w, strides, pad, rhs_dilation=dilations,
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                    feature_group_count=c)
+
+
+DepthwiseConv2dNative = OpDef("DepthwiseConv2dNative", kernel=_depthwise_kernel)
+# Shape: jax.eval_shape of the kernel. Gradient: the generic VJP op.
+
+
+@DepthwiseConv2dNative.shape_fn
+def _depthwise_shape(x, w, *, strides, padding, dilations):
+    d = _shape_rules.same_dtype(x, w)
+    if x.shape.rank not in (None, 4) or w.shape.rank not in (None, 4):
+        raise errors.InvalidArgumentError(
+            f"depthwise_conv2d needs a 4-D input and a 4-D filter, got {x.shape} and {w.shape}")
+    if x.shape.rank is None or w.shape.rank is None:
+        return TensorSpec([None] * 4, d)
+    n, h, wd, c = x.shape.as_list()
+    kh, kw, ci, m = w.shape.as_list()
+    if c is not None and ci is not None and c != ci:
+        raise errors.InvalidArgumentError(
+            f"input channels {c} differ from the filter's in_channels {ci}")
+    oh = _out_dim(h, kh, strides[0], dilations[0], padding if isinstance(padding, str)
+                  else padding[0])
+    ow = _out_dim(wd, kw, strides[1], dilations[1], padding if isinstance(padding, str)
+                  else padding[1])
+    if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
+        raise errors.InvalidArgumentError(
+            f"the filter {w.shape} is larger than the padded input {x.shape}")
+    return TensorSpec([n, oh, ow, None if c is None or m is None else c * m], d)
+
+
+def depthwise_conv2d(input, filter, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
+                     dilations=1, name=None):
+    """Depthwise 2-D convolution: each input channel convolved with its own
+    `channel_multiplier` filters (TensorFlow's `depthwise_conv2d_native`).
+
+    Args:
+      input: `Tensor` [batch, height, width, in_channels] ("NHWC"; "NCHW" is transposed).
+      filter: `Tensor` [kh, kw, in_channels, channel_multiplier].
+      strides, padding, dilations: as `conv2d`.
+    Returns:
+      `Tensor` [batch, out_h, out_w, in_channels * channel_multiplier]; output channel
+      `c * channel_multiplier + m` is input channel `c` with filter `m`.
+    """
+    x = convert_to_tensor(input)
+    w = convert_to_tensor(filter, dtype_hint=x.dtype)
+    nchw = data_format == "NCHW"
+    if nchw:
+        x = array_ops.transpose(x, [0, 2, 3, 1])
+    pad = _conv_padding(padding)
+    if not isinstance(pad, str) and len(pad) == 4:
+        pad = pad[1:3] if not nchw else pad[2:]
+    y = DepthwiseConv2dNative(x, w, strides=_hw(strides, 2, "strides"), padding=pad,
+                              dilations=_hw(dilations, 2, "dilations"),
+                              name=None if nchw else name)
+    return array_ops.transpose(y, [0, 3, 1, 2], name=name) if nchw else y
+
+
+def _conv_transpose_kernel(x, w, *, strides, padding, dilations):
+    # The gradient of conv2d w.r.t. its input: a convolution of the stride-dilated
+    # input with the spatially flipped, in/out-swapped filter.
+    return lax.conv_transpose(x, w, strides, padding, rhs_dilation=dilations,
+                              dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                              transpose_kernel=True)
+
+
+Conv2DTranspose = OpDef("Conv2DTranspose", kernel=_conv_transpose_kernel)
+# Shape: jax.eval_shape of the kernel. Gradient: the generic VJP op.
+
+
+def _transpose_pads(i, o, k, s, d, padding):
+    """Explicit (lo, hi) padding of the transposed convolution that maps size `i` to `o`,
+    for a forward convolution (size o -> i) with `padding` ("SAME"/"VALID")."""
+    eff = (k - 1) * d + 1
+    if o is None:
+        o = i * s if padding == "SAME" else (i - 1) * s + max(eff, s)
+    if padding == "SAME":
+        total = max((i - 1) * s + eff - o, 0)
+    else:
+        total = 0
+    lo = total // 2
+    hi = total - lo
+    extra = o - ((i - 1) * s + eff - total)
+    return eff - 1 - lo, eff - 1 - hi + extra
+
+
+def conv2d_transpose(input, filters, output_shape=None, strides=1, padding="SAME",  # noqa: A002
+                     data_format="NHWC", dilations=1, name=None):
+    """Transposed 2-D convolution: the gradient of `conv2d` with respect to its input
+    (TensorFlow's `conv2d_transpose`, the "deconvolution" of upsampling networks).
+
+    Args:
+      input: `Tensor` [batch, height, width, in_channels] ("NHWC"; "NCHW" is transposed).
+      filters: `Tensor` [kh, kw, out_channels, in_channels] (note the order: as the
+        filter of the forward conv2d that this op transposes).
+      output_shape: optional [batch, out_h, out_w, out_channels] (only the spatial
+        sizes are used); default the natural size: `in * stride` for "SAME",
+        `(in - 1) * stride + max(k_eff, stride)` for "VALID".
+      strides, dilations: int or [sh, sw].
+      padding: "SAME" or "VALID": the forward convolution's padding.
+    Returns:
+      `Tensor` [batch, out_h, out_w, out_channels].
+    Raises:
+      InvalidArgumentError: if the spatial input sizes are unknown and `output_shape` is
+        given, or the padding is not SAME/VALID.
+    """
+    x = convert_to_tensor(input)
+    w = convert_to_tensor(filters, dtype_hint=x.dtype)
+    nchw = data_format == "NCHW"
+    if nchw:
+        x = array_ops.transpose(x, [0, 2, 3, 1])
+    p = _conv_padding(padding)
+    if not isinstance(p, str):
+        raise errors.InvalidArgumentError("conv2d_transpose padding must be 'SAME' or 'VALID'")
+    st, dil = _hw(strides, 2, "strides"), _hw(dilations, 2, "dilations")
+    ks = w.shape.as_list()[:2]
+    if any(k is None for k in ks):
+        raise errors.InvalidArgumentError(f"conv2d_transpose needs a static filter shape, "
+                                          f"got {w.shape}")
+    sizes = x.shape.as_list()[1:3] if x.shape.rank == 4 else [None, None]
+    if output_shape is not None:
+        outs = list(output_shape)[2:4] if nchw else list(output_shape)[1:3]
+        if any(v is None for v in sizes):
+            raise errors.InvalidArgumentError(
+                f"conv2d_transpose with an output_shape needs known spatial input sizes, "
+                f"got {x.shape}")
+    else:
+        outs = [None, None]
+    pads = []
+    for i, o, k, s, d in zip(sizes, outs, ks, st, dil):
+        if i is None:  # natural sizes: the padding does not depend on the input size
+            i = 1
+        pads.append(_transpose_pads(i, None if o is None else int(o), k, s, d, p))
+    y = Conv2DTranspose(x, w, strides=st, padding=tuple(pads), dilations=dil,
+                        name=None if nchw else name)
+    return array_ops.transpose(y, [0, 3, 1, 2], name=name) if nchw else y
+
+
+def _pool1d(fn, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    x = convert_to_tensor(input)
+    nchw = data_format in ("NCW", "NCHW")
+    x = array_ops.expand_dims(x, 2 if nchw else 1)
+    k = ksize if isinstance(ksize, int) else int(tuple(ksize)[-2 if len(ksize) == 3 else 0])
+    s = strides if isinstance(strides, int) else int(
+        tuple(strides)[-2 if len(strides) == 3 else 0])
+    y = fn(x, [1, k], [1, s], padding, data_format="NCHW" if nchw else "NHWC")
+    return array_ops.squeeze(y, [2 if nchw else 1], name=name)
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Max pooling over windows of a [batch, width, channels] input."""
+    return _pool1d(max_pool, input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Average pooling over windows of a [batch, width, channels] input ("SAME"
+    windows average their real elements only)."""
+    return _pool1d(avg_pool, input, ksize, strides, padding, data_format, name)
+
+
+def _resize_kernel(x, *, size, method):
+    return jax.image.resize(x, (x.shape[0], *size, x.shape[3]), method=method,
+                            antialias=False)
+
+
+ResizeImages = OpDef("ResizeImages", kernel=_resize_kernel)
+
+
+@ResizeImages.shape_fn
+def _resize_shape(x, *, size, method):
+    if x.shape.rank not in (None, 4):
+        raise errors.InvalidArgumentError(f"resize needs a 4-D NHWC input, got {x.shape}")
+    n, c = (None, None) if x.shape.rank is None else (x.shape.as_list()[0], x.shape.as_list()[3])
+    return TensorSpec([n, *size, c], x.dtype)
+
+
+def resize_images(images, size, method="bilinear", name=None):
+    """Resizes NHWC `images` to `size` = (height, width) with `jax.image.resize`
+    (half-pixel centres, as TF2's `tf.image.resize`; no antialiasing).
+
+    Args:
+      method: "bilinear", "nearest", "bicubic", "lanczos3", "lanczos5".
+    """
+    return ResizeImages(convert_to_tensor(images), size=tuple(int(v) for v in size),
+                        method=str(method), name=name)
+
+
 # ---------------------------------------------------------------- losses and statistics
 L2Loss = OpDef("L2Loss", kernel=lambda x: jnp.sum(jnp.square(x)) / 2)
 
@@ -642,6 +872,27 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
         mean = array_ops.squeeze(mean, axes)
         var = array_ops.squeeze(var, axes)
     return mean, var
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """`(x - mean) * scale / sqrt(variance + variance_epsilon) + offset`, as TensorFlow's
+    `tf.nn.batch_normalization` computes it (`x * inv + (offset - mean * inv)`), built
+    from graph ops (so its gradient is theirs).
+
+    Args:
+      x: float `Tensor`.
+      mean, variance: `Tensor`s broadcastable to `x` (e.g. from `moments(keepdims=True)`).
+      offset, scale: `Tensor`s broadcastable to `x`, or None (0 and 1).
+      variance_epsilon: small float added to the variance.
+    Returns:
+      `Tensor` of `x`'s shape and dtype.
+    """
+    x = convert_to_tensor(x)
+    inv = math_ops.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = -mean * inv if offset is None else offset - mean * inv
+    return math_ops.add(x * inv, shift, name=name)
 
 
 # ---------------------------------------------------------------- dropout

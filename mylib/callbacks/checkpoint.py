@@ -1,0 +1,203 @@
+"""`ModelCheckpoint` and `BackupAndRestore`: files written during `fit`.
+
+Both write through `mylib.models.saving` (zip files of JSON and numpy arrays, written
+atomically), so a run killed while saving leaves the previous file intact.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+
+from mylib.callbacks import Callback
+from mylib.callbacks.misc import _mode_is_max
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model (or its weights) during training.
+
+    Args:
+      filepath: the file to write; may hold ``str.format`` fields filled with the
+        1-based ``epoch``, ``batch`` (with an integer `save_freq`) and the logs, e.g.
+        ``"ckpt/model-{epoch:02d}-{val_loss:.2f}.mylib"``.
+      monitor: the log to compare with `save_best_only`.
+      save_best_only: save only when `monitor` improved on the best value so far (the
+        file is then overwritten unless `filepath` has fields).
+      save_weights_only: `model.save_weights` instead of `model.save`.
+      mode: ``"auto"``, ``"min"`` or ``"max"``: whether a smaller or larger `monitor`
+        is better (auto: larger for accuracies and AUC).
+      save_freq: ``"epoch"``, or an int: save every that many batches (the monitored
+        value is then the batch logs' running mean).
+      initial_value_threshold: `monitor` must beat this for the first save.
+    """
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=False, mode="auto", save_freq="epoch",
+                 initial_value_threshold=None):
+        super().__init__()
+        self.filepath = os.fspath(filepath)
+        self.monitor, self.verbose = monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
+            raise ValueError("Unrecognized save_freq: expected 'epoch' or a positive "
+                             f"integer. Received: save_freq={save_freq!r}")
+        self.save_freq = save_freq
+        self._max = _mode_is_max(mode, monitor, "ModelCheckpoint")
+        self.best = initial_value_threshold if initial_value_threshold is not None else (
+            -np.inf if self._max else np.inf)
+        self._batches = 0
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq == "epoch":
+            return
+        self._batches += 1
+        if self._batches % self.save_freq == 0:
+            logs = {k: float(np.asarray(v)) for k, v in (logs or {}).items()}
+            self._save(self._epoch, batch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch, None, logs or {})
+
+    def _path(self, epoch, batch, logs):
+        fields = dict(logs)
+        fields["epoch"] = epoch + 1
+        if batch is not None:
+            fields["batch"] = batch + 1
+        try:
+            return self.filepath.format(**fields)
+        except KeyError as e:
+            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". '
+                           f"Reason: no value for {e} in the logs "
+                           f"(available: {sorted(fields)}).") from e
+
+    def _save(self, epoch, batch, logs):
+        path = self._path(epoch, batch, logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                warnings.warn(f"Can save best model only with {self.monitor} available; "
+                              f"skipping. Available: {sorted(logs)}", stacklevel=2)
+                return
+            better = current > self.best if self._max else current < self.best
+            if not better:
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to "
+                      f"{current:.5f}, saving model to {path}")
+            self.best = current
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
+
+
+class BackupAndRestore(Callback):
+    """Makes `fit` resumable after an interruption (a crash, a killed job).
+
+    Saves the weights, the optimizer state (slots, iterations, learning rate), the epoch
+    and step reached, numpy's global random state (which orders the shuffles) and the
+    session's random-op counter to ``<backup_dir>/training_state.mylib``: after each
+    epoch (``save_freq="epoch"``) or every `save_freq` batches. When `fit` starts with
+    a backup present, it restores all of that and resumes from the saved epoch and
+    step, so the run finishes with the weights an uninterrupted run would have had.
+    With `delete_checkpoint`, the backup is deleted when training ends normally.
+
+    Metric totals of an epoch resumed mid-way count only the steps run after the resume.
+    """
+
+    FILENAME = "training_state.mylib"
+
+    def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("Empty `backup_dir` argument passed")
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
+            raise ValueError("Invalid value for argument `save_freq`: expected 'epoch' or "
+                             f"a positive integer. Received: save_freq={save_freq!r}")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq, self.delete_checkpoint = save_freq, delete_checkpoint
+        self._path = os.path.join(self.backup_dir, self.FILENAME)
+        self._batches = 0
+        self._epoch = 0
+        self._epoch_rng = None
+
+    def on_train_begin(self, logs=None):
+        from mylib.models import saving
+
+        self._batches = 0
+        if not os.path.exists(self._path):
+            return
+        extra = saving.load_training_state(self.model, self._path) or {}
+        try:
+            epoch, step = int(extra["epoch"]), int(extra["step"])
+            name, keys, pos, has_gauss, cached = extra["numpy_rng"]
+            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos),
+                                 int(has_gauss), float(cached)))
+            sess = self.model.session
+            # Random ops (dropout) continue their streams: per-op run counts and the
+            # session's base seed for unseeded ops.
+            sess._rng_counts = {str(k): int(v) for k, v in extra.get("rng_counts", {}).items()}
+            if "seed_base" in extra:
+                sess._seed_base = int(extra["seed_base"])
+        except (KeyError, TypeError, ValueError) as e:
+            from mylib.core import errors
+
+            raise errors.DataLossError(f"{self._path}: invalid backup state ({e}).") from e
+        self.model._resume_at = (epoch, step)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+        # The state fit's shuffle of this epoch draws from: a mid-epoch backup stores it
+        # so that the resumed epoch sees the same order.
+        self._epoch_rng = np.random.get_state()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq == "epoch":
+            return
+        self._batches += 1
+        if self._batches % self.save_freq == 0:
+            steps = self.params.get("steps")
+            if steps is not None and batch + 1 >= steps:
+                self._save(self._epoch + 1, 0, np.random.get_state())
+            else:
+                self._save(self._epoch, batch + 1, self._epoch_rng)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch + 1, 0, np.random.get_state())
+
+    def _save(self, epoch, step, rng):
+        from mylib.models import saving
+
+        os.makedirs(self.backup_dir, exist_ok=True)
+        name, keys, pos, has_gauss, cached = rng
+        extra = {"epoch": epoch, "step": step,
+                 "numpy_rng": [name, [int(k) for k in keys], int(pos), int(has_gauss),
+                               float(cached)],
+                 "rng_counts": {k: int(v) for k, v in self.model.session._rng_counts.items()},
+                 "seed_base": int(self.model.session._seed_base)}
+        saving.save_training_state(self.model, self._path, extra)
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.exists(self._path):
+            os.remove(self._path)
+            try:
+                os.rmdir(self.backup_dir)
+            except OSError:
+                pass
+

@@ -1,0 +1,200 @@
+"""`MultiHeadAttention` (Vaswani et al. 2017), with Keras 3's weights and masks."""
+
+from __future__ import annotations
+
+import math
+
+from mylib.core.ops import array_ops, math_ops
+from mylib.layers import initializers, regularizers
+from mylib.layers.base import Layer, get_mask
+
+
+class MultiHeadAttention(Layer):
+    """Multi-head scaled dot-product attention, as `keras.layers.MultiHeadAttention`.
+
+    ``query [B, T, dim]``, ``value [B, S, dim_v]``, ``key [B, S, dim_k]`` (default
+    `value`). Each head projects them (kernels ``query/kernel [dim, H, key_dim]``, ...),
+    computes ``softmax(q k^T / sqrt(key_dim))`` over the S axis and the weighted sum of
+    the values; ``attention_output/kernel [H, value_dim, out]`` projects the heads back
+    to ``out`` (the query's last dim unless `output_shape` is given).
+
+    Masks: ``attention_mask [B, T, S]`` (True / 1 = may attend), the Keras masks of
+    query and value (e.g. from `Embedding(mask_zero=True)`), and ``use_causal_mask``
+    (position t attends to s <= t) are combined with AND. Masked scores get -1e9 added
+    before the softmax.
+
+    Args:
+      num_heads: number of heads H.
+      key_dim: size of each head for query and key.
+      value_dim: size of each head for value (default `key_dim`).
+      dropout: dropout rate on the attention probabilities (training only).
+      use_bias: biases in the four projections.
+      output_shape: last dim of the output (default: the query's).
+      kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+      kernel_constraint, bias_constraint: for the four projections.
+    Call arguments: ``query, value, key=None, attention_mask=None,
+      return_attention_scores=False, training=None, use_causal_mask=False``.
+    Returns:
+      ``[B, T, out]``; with ``return_attention_scores=True`` also the probabilities
+      ``[B, H, T, S]``.
+    """
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
+                 output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 seed=None, **kwargs):
+        super().__init__(**kwargs)
+        for what, v in (("num_heads", num_heads), ("key_dim", key_dim)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"`{what}` must be a positive int. Received: {what}={v!r}")
+        if attention_axes is not None:
+            raise NotImplementedError("MultiHeadAttention: `attention_axes` other than the "
+                                      "default (the time axis of rank-3 inputs) is not "
+                                      "supported.")
+        self.num_heads, self.key_dim = num_heads, key_dim
+        self.value_dim = value_dim or key_dim
+        self.dropout, self.use_bias, self.seed = float(dropout), bool(use_bias), seed
+        if isinstance(output_shape, (list, tuple)):
+            if len(output_shape) != 1:
+                raise NotImplementedError("MultiHeadAttention: only a 1-D `output_shape` "
+                                          f"is supported. Received: {output_shape}")
+            output_shape = output_shape[0]
+        self._output_dim = output_shape
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+
+    # The node records [query, value(, key)] as its inputs, so a functional model
+    # replays both branches (Layer.__call__ tracks only its first argument).
+    def __call__(self, query, value=None, key=None, **kwargs):
+        if value is None and isinstance(query, (list, tuple)):
+            inputs = list(query)
+        else:
+            if value is None:
+                raise ValueError(f'Layer "{self.name}": call it as `layer(query, value)` '
+                                 f"(value is required).")
+            inputs = [query, value] + ([key] if key is not None else [])
+        return super().__call__(inputs, **kwargs)
+
+    def _proj(self, name, shape):
+        g = self.kernel_initializer
+        with _scope(name):
+            k = self.add_weight("kernel", shape, g, regularizer=self.kernel_regularizer,
+                                constraint=self.kernel_constraint)
+            b = None
+            if self.use_bias:
+                bshape = shape[1:] if name != "attention_output" else shape[-1:]
+                b = self.add_weight("bias", bshape, self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint)
+        return k, b
+
+    def build(self, input_shape):
+        shapes = [tuple(s) for s in input_shape]
+        for s in shapes:
+            if len(s) != 3 or s[-1] is None:
+                raise ValueError(f'Layer "{self.name}": query, value and key must have shape '
+                                 f"[batch, length, dim] with a known dim. Received shapes "
+                                 f"{shapes}")
+        q, v = shapes[0], shapes[1]
+        k = shapes[2] if len(shapes) > 2 else v
+        H = self.num_heads
+        self.query_kernel, self.query_bias = self._proj("query", [q[-1], H, self.key_dim])
+        self.key_kernel, self.key_bias = self._proj("key", [k[-1], H, self.key_dim])
+        self.value_kernel, self.value_bias = self._proj("value", [v[-1], H, self.value_dim])
+        out = self._output_dim or q[-1]
+        self.output_kernel, self.output_bias = self._proj(
+            "attention_output", [H, self.value_dim, out])
+
+    def _heads(self, x, kernel, bias):
+        """[B, L, D] -> [B, H, L, K]: one broadcast matmul with the [H, D, K] kernel."""
+        w = array_ops.transpose(kernel, [1, 0, 2])
+        y = math_ops.matmul(array_ops.expand_dims(x, 1), w)
+        if bias is not None:
+            y = y + array_ops.expand_dims(bias, 1)  # [H, 1, K]
+        return y
+
+    def call(self, inputs, attention_mask=None, return_attention_scores=False,
+             training=None, use_causal_mask=False, mask=None):
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if len(inputs) > 2 else value
+        dt = self.dtype
+        query, value, key = [t if t.dtype == dt else math_ops.cast(t, dt)
+                             for t in (query, value, key)]
+        q = self._heads(query, self.query_kernel, self.query_bias)
+        k = self._heads(key, self.key_kernel, self.key_bias)
+        v = self._heads(value, self.value_kernel, self.value_bias)
+        q = q * (1.0 / math.sqrt(float(self.key_dim)))
+        scores = math_ops.matmul(q, k, transpose_b=True)  # [B, H, T, S]
+
+        masks = mask if isinstance(mask, (list, tuple)) else [None, None, None]
+        m = self._attention_mask(scores, masks, attention_mask, use_causal_mask)
+        if m is not None:
+            adder = (1.0 - math_ops.cast(m, scores.dtype)) * -1e9
+            scores = scores + adder
+        from mylib import nn
+
+        probs = nn.softmax(scores, axis=-1)
+        dropped = probs
+        if training and self.dropout > 0:
+            dropped = nn.dropout(probs, rate=self.dropout, seed=self.seed)
+        heads = math_ops.matmul(dropped, v)  # [B, H, T, Dv]
+        out = math_ops.reduce_sum(math_ops.matmul(heads, self.output_kernel), axis=1)
+        if self.output_bias is not None:
+            out = out + self.output_bias
+        if return_attention_scores:
+            return out, probs
+        return out
+
+    def _attention_mask(self, scores, masks, attention_mask, use_causal_mask):
+        """The bool mask [B or 1, 1, T, S] of allowed positions, or None."""
+        qm = masks[0] if len(masks) > 0 else None
+        vm = masks[1] if len(masks) > 1 else None
+        km = masks[2] if len(masks) > 2 else None
+        parts = []
+        if qm is not None:
+            parts.append(array_ops.expand_dims(math_ops.cast(qm, "bool"), -1))  # [B, T, 1]
+        if vm is not None:
+            parts.append(array_ops.expand_dims(math_ops.cast(vm, "bool"), 1))  # [B, 1, S]
+        if km is not None:
+            parts.append(array_ops.expand_dims(math_ops.cast(km, "bool"), 1))
+        if attention_mask is not None:
+            am = attention_mask
+            parts.append(am if am.dtype.name == "bool" else math_ops.not_equal(
+                am, array_ops.zeros_like(am)))
+        if use_causal_mask:
+            ones = array_ops.ones_like(scores[0, 0])  # [T, S]
+            row = math_ops.cumsum(ones, axis=0)
+            col = math_ops.cumsum(ones, axis=1)
+            parts.append(array_ops.expand_dims(math_ops.greater_equal(row, col), 0))
+        if not parts:
+            return None
+        m = parts[0]
+        for p in parts[1:]:
+            m = math_ops.logical_and(m, p)
+        return array_ops.expand_dims(m, 1)  # broadcast over heads
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)) and mask and mask[0] is not None:
+            return mask[0]
+        return None
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
+                "value_dim": self.value_dim, "dropout": self.dropout,
+                "use_bias": self.use_bias, "output_shape": self._output_dim,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "seed": self.seed}
+
+
+def _scope(name):
+    from mylib.core.graph import get_default_graph
+
+    return get_default_graph().name_scope(name)
+
+
+__all__ = ["MultiHeadAttention", "get_mask"]

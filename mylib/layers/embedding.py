@@ -1,0 +1,65 @@
+"""`Embedding`: rows of a trainable table looked up by integer ids."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mylib.core.ops import array_ops, math_ops
+from mylib.layers import initializers, regularizers
+from mylib.layers.base import Layer
+
+
+class Embedding(Layer):
+    """Maps integer ids ``[batch, ...]`` to vectors ``[batch, ..., output_dim]``.
+
+    The lookup is one ``GatherV2`` on the ``embeddings`` variable, so the gradient
+    with respect to the table is an `IndexedSlices` (only the looked-up rows), kept
+    sparse until the optimizer applies it.
+
+    Args:
+      input_dim: vocabulary size (ids are in ``[0, input_dim)``).
+      output_dim: size of each vector.
+      embeddings_initializer: default ``"uniform"`` (uniform in [-0.05, 0.05]).
+      embeddings_regularizer, embeddings_constraint: as Keras.
+      mask_zero: id 0 is padding: the layer outputs a mask ``ids != 0`` that recurrent
+        layers (and other mask-aware layers) consume.
+      input_length: accepted for compatibility (Keras 2); unused.
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
+                 input_length=None, **kwargs):
+        super().__init__(**kwargs)
+        for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"Both `input_dim` and `output_dim` should be positive, "
+                                 f"Received {what}={v!r}")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = embeddings_constraint
+        self.mask_zero = bool(mask_zero)
+        self.input_length = input_length
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight(
+            "embeddings", [self.input_dim, self.output_dim], self.embeddings_initializer,
+            regularizer=self.embeddings_regularizer, constraint=self.embeddings_constraint)
+
+    def call(self, inputs):
+        ids = inputs if inputs.dtype.is_integer else math_ops.cast(inputs, "int32")
+        return array_ops.gather(self.embeddings, ids)
+
+    def compute_mask(self, inputs, mask=None):
+        if not self.mask_zero:
+            return None
+        return math_ops.not_equal(inputs, array_ops.zeros_like(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.output_dim,)
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim,
+                "output_dim": self.output_dim,
+                "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+                "mask_zero": self.mask_zero}

@@ -1,0 +1,266 @@
+"""Normalization layers: `BatchNormalization`, `LayerNormalization`,
+`GroupNormalization` (Keras 3's arguments, defaults and formulas)."""
+
+from __future__ import annotations
+
+from mylib.core.ops import array_ops, math_ops, nn_ops
+from mylib.layers import constraints, initializers, regularizers
+from mylib.layers.base import InputSpec, Layer
+from mylib.layers.core import _dynamic_shape
+
+
+def _axes(axis, rank, name):
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f'Layer "{name}": invalid axis {a} for an input of rank {rank}.')
+        out.append(a % rank)
+    return sorted(set(out))
+
+
+class _AffineNorm(Layer):
+    """Shared arguments: the learned `gamma` (scale) and `beta` (center)."""
+
+    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                 beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, int) else tuple(axis)
+        self.epsilon, self.center, self.scale = float(epsilon), bool(center), bool(scale)
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def _known_axes(self, input_shape):
+        rank = len(input_shape)
+        axes = _axes(self.axis, rank, self.name)
+        for a in axes:
+            if input_shape[a] is None:
+                raise ValueError(f'Layer "{self.name}": axis {a} of the input must be known. '
+                                 f"Received: input_shape={tuple(input_shape)}")
+        return axes
+
+    def _affine_weights(self, shape):
+        self.gamma = (self.add_weight("gamma", shape, self.gamma_initializer,
+                                      regularizer=self.gamma_regularizer,
+                                      constraint=self.gamma_constraint)
+                      if self.scale else None)
+        self.beta = (self.add_weight("beta", shape, self.beta_initializer,
+                                     regularizer=self.beta_regularizer,
+                                     constraint=self.beta_constraint)
+                     if self.center else None)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+
+def _param(w, bshape):
+    """A per-feature tensor (or weight) reshaped to broadcast against the input; as is
+    when the features are the last axis."""
+    if w is None:
+        return None
+    if all(d == 1 for d in bshape[:-1]):
+        return w
+    return array_ops.reshape(w, bshape)
+
+
+class BatchNormalization(_AffineNorm):
+    """Normalizes each feature (the `axis` channels) by batch statistics in training
+    and by moving statistics at inference (Ioffe & Szegedy, 2015).
+
+    ``y = gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+
+    - ``training=True`` (as `fit` builds its step): `mean`/`var` are the batch's
+      (biased variance, as Keras 3), and the step also runs the update ops
+      ``moving = moving * momentum + batch_stat * (1 - momentum)`` (registered with
+      `add_update`; they are also in the graph's ``UPDATE_OPS`` collection).
+    - inference (``training`` None/False): the moving mean and variance.
+    - ``trainable=False``: inference mode even in training, and the statistics stay
+      frozen (Keras's rule for fine-tuning).
+
+    Args:
+      axis: the feature axis (or axes); -1 for channels-last, 1 for channels-first.
+      momentum: of the moving averages.
+      epsilon: added to the variance.
+      center, scale: learn `beta`, `gamma`.
+      beta_initializer, gamma_initializer, moving_mean_initializer,
+      moving_variance_initializer, beta_regularizer, gamma_regularizer,
+      beta_constraint, gamma_constraint: as usual.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, synchronized=False, **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         beta_regularizer, gamma_regularizer, beta_constraint,
+                         gamma_constraint, **kwargs)
+        self.momentum = float(momentum)
+        self.synchronized = bool(synchronized)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+
+    def build(self, input_shape):
+        axes = self._known_axes(input_shape)
+        rank = len(input_shape)
+        shape = [input_shape[a] for a in axes]
+        self._bshape = [input_shape[i] if i in axes else 1 for i in range(rank)]
+        self._reduction_axes = [i for i in range(rank) if i not in axes]
+        self._affine_weights(shape)
+        self.moving_mean = self.add_weight("moving_mean", shape, self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", shape,
+                                               self.moving_variance_initializer,
+                                               trainable=False)
+        self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in axes})
+
+    def call(self, inputs, training=None):
+        x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
+        b = self._bshape
+        if training and self.trainable:
+            mean, var = nn_ops.moments(x, self._reduction_axes, keepdims=False)
+            m = self.momentum
+            for moving, stat in ((self.moving_mean, mean), (self.moving_variance, var)):
+                new = moving.value() * m + array_ops.stop_gradient(stat) * (1.0 - m)
+                self.add_update(moving.assign(new, read_value=False))
+        else:
+            mean, var = self.moving_mean.value(), self.moving_variance.value()
+        out = nn_ops.batch_normalization(x, _param(mean, b), _param(var, b),
+                                         _param(self.beta, b),
+                                         _param(self.gamma, b), self.epsilon)
+        return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum,
+                "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
+                "moving_variance_initializer":
+                    initializers.serialize(self.moving_variance_initializer),
+                "synchronized": self.synchronized}
+
+
+class LayerNormalization(_AffineNorm):
+    """Normalizes each sample over `axis` (Ba et al., 2016):
+    ``gamma * (x - mean) / sqrt(var + epsilon) + beta`` with the mean and (biased)
+    variance over `axis`; `gamma`/`beta` have the shape of those axes.
+
+    Args:
+      axis: int or list of ints (default -1).
+      epsilon: default 1e-3 (Keras).
+      rms_scaling: divide by the root mean square instead (no centering; RMSNorm).
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         beta_regularizer, gamma_regularizer, beta_constraint,
+                         gamma_constraint, **kwargs)
+        self.rms_scaling = bool(rms_scaling)
+
+    def build(self, input_shape):
+        axes = self._known_axes(input_shape)
+        rank = len(input_shape)
+        self._axes = axes
+        self._bshape = [input_shape[i] if i in axes else 1 for i in range(rank)]
+        self._affine_weights([input_shape[a] for a in axes])
+
+    def call(self, inputs):
+        x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
+        b = self._bshape
+        if self.rms_scaling:
+            ms = math_ops.reduce_mean(math_ops.square(x), self._axes, keepdims=True)
+            out = x * math_ops.rsqrt(ms + self.epsilon)
+            if self.gamma is not None:
+                out = out * _param(self.gamma, b)
+        else:
+            mean, var = nn_ops.moments(x, self._axes, keepdims=True)
+            out = nn_ops.batch_normalization(x, mean, var, _param(self.beta, b),
+                                             _param(self.gamma, b), self.epsilon)
+        return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "rms_scaling": self.rms_scaling}
+
+
+def _shape(x, dims):
+    """A reshape target: static with -1 for the batch when only it is unknown."""
+    if all(d is not None for d in dims[1:]):
+        return [-1] + list(dims[1:])
+    return _dynamic_shape(x, dims)
+
+
+class GroupNormalization(_AffineNorm):
+    """Splits the channels into `groups` and normalizes each sample's group over its
+    channels and all spatial positions (Wu & He, 2018); then per-channel `gamma`,
+    `beta`. ``groups=channels`` is instance normalization, ``groups=1`` is layer
+    normalization over all non-batch axes.
+
+    Args:
+      groups: number of groups; must divide the channels.
+      axis: the channel axis: -1 (channels-last) or 1 (channels-first).
+    """
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         beta_regularizer, gamma_regularizer, beta_constraint,
+                         gamma_constraint, **kwargs)
+        if not isinstance(axis, int):
+            raise ValueError(f"GroupNormalization takes one channel axis. Received: axis={axis}")
+        self.groups = int(groups)
+
+    def build(self, input_shape):
+        (a,) = self._known_axes(input_shape)
+        rank = len(input_shape)
+        c = input_shape[a]
+        if self.groups <= 0 or c % self.groups:
+            raise ValueError(f'Layer "{self.name}": number of groups ({self.groups}) must be a '
+                             f"divisor of the number of channels ({c}). Input shape: "
+                             f"{tuple(input_shape)}")
+        self._axis_n, self._rank = a, rank
+        self._affine_weights([c])
+        self.input_spec = InputSpec(ndim=rank, axes={a: c})
+
+    def call(self, inputs):
+        x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
+        a, rank = self._axis_n, self._rank
+        if a != rank - 1:  # channels to the end, and back after
+            perm = [i for i in range(rank) if i != a] + [a]
+            x = array_ops.transpose(x, perm)
+        shape = x.shape.as_list()
+        c, g = shape[-1], self.groups
+        grouped = array_ops.reshape(x, _shape(x, shape[:-1] + [g, c // g]))
+        mean, var = nn_ops.moments(grouped, list(range(1, rank - 1)) + [rank], keepdims=True)
+        normed = nn_ops.batch_normalization(grouped, mean, var, None, None, self.epsilon)
+        out = array_ops.reshape(normed, _shape(x, shape))
+        if self.gamma is not None:
+            out = out * self.gamma.value()
+        if self.beta is not None:
+            out = out + self.beta.value()
+        if a != rank - 1:
+            inv = [0] * rank
+            for i, p in enumerate(perm):
+                inv[p] = i
+            out = array_ops.transpose(out, inv)
+        return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups}

@@ -1,0 +1,348 @@
+"""Recurrent layers: `SimpleRNN`, `LSTM`, `GRU` (Keras 3 names, weights and semantics).
+
+The time loop is one `ml.scan` op in the graph (lowered to `lax.scan`, differentiated
+by the generic VJP op). The input projection ``x @ kernel + bias`` of every timestep is
+one matmul before the loop; the loop body holds only the recurrent matmul and the gates.
+
+Semantics as Keras 3:
+
+- inputs ``[batch, time, features]``; weights ``kernel [features, G * units]``,
+  ``recurrent_kernel [units, G * units]``, ``bias`` (G = 1 SimpleRNN, 4 LSTM with gate
+  order i, f, c, o, 3 GRU with order z, r, h; GRU with ``reset_after=True`` has a
+  ``bias [2, 3 * units]``: input bias, then recurrent bias).
+- ``go_backwards=True`` processes the sequence from the end; the returned sequence is
+  in processing order (reversed), as Keras.
+- a mask ``[batch, time]`` (from `Embedding(mask_zero=True)` or ``mask=``): a masked
+  step keeps the states unchanged; its output is the previous output (zeros with
+  ``zero_output_for_mask=True``, which `Bidirectional` sets when returning sequences).
+- ``dropout`` / ``recurrent_dropout`` (training only): one mask per sequence, on the
+  inputs and on the previous output ``h`` fed back into the step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mylib.core.ops import array_ops, control_flow_ops, math_ops
+from mylib.layers import activations, initializers, regularizers
+from mylib.layers.base import InputSpec, Layer
+
+
+def _dropout_mask(like, rate, seed):
+    """A keep mask like `like` ([batch, n]): 0 or ``1 / (1 - rate)``."""
+    from mylib import nn
+
+    return nn.dropout(array_ops.ones_like(like), rate=rate, seed=seed)
+
+
+class _RNN(Layer):
+    """Shared machinery of the recurrent layers: weights, the scan, masks, options.
+
+    Subclasses set `_gates` and `_state_count` and define `_step(x_t, states, rdm)`,
+    where `x_t` is the projected input of one timestep ``[batch, G * units]``.
+    """
+
+    _gates = 1
+    _state_count = 1
+    supports_masking = True
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid",
+                 use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
+                 dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
+                 return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 zero_output_for_mask=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units <= 0:
+            raise ValueError(f"Received an invalid value for argument `units`, expected a "
+                             f"positive integer, got {units!r}.")
+        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not 0.0 <= rate < 1.0:
+                raise ValueError(f"`{what}` must be a float in [0, 1). Received: "
+                                 f"{what}={rate}")
+        if stateful:
+            raise NotImplementedError(
+                f'Layer "{self.name}": stateful=True is not supported; carry states '
+                "between batches with `return_state=True` and `initial_state=`.")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.recurrent_activation = activations.get(recurrent_activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.recurrent_initializer = initializers.get(recurrent_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = kernel_constraint
+        self.recurrent_constraint = recurrent_constraint
+        self.bias_constraint = bias_constraint
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
+        self.seed = seed
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), False, bool(unroll)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.input_spec = InputSpec(ndim=3)
+
+    # --- weights ---
+    def _bias_shape(self):
+        return [self._gates * self.units]
+
+    def _bias_init(self):
+        return self.bias_initializer
+
+    def build(self, input_shape):
+        feat = input_shape[-1]
+        if feat is None:
+            raise ValueError(f'Layer "{self.name}": the feature dimension (last axis) of '
+                             f"the input must be known. Received: input_shape={input_shape}")
+        n = self._gates * self.units
+        self.kernel = self.add_weight("kernel", [feat, n], self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", [self.units, n], self.recurrent_initializer,
+            regularizer=self.recurrent_regularizer, constraint=self.recurrent_constraint)
+        self.bias = (self.add_weight("bias", self._bias_shape(), self._bias_init(),
+                                     regularizer=self.bias_regularizer,
+                                     constraint=self.bias_constraint)
+                     if self.use_bias else None)
+        self.input_spec = InputSpec(ndim=3, axes={-1: feat})
+
+    def _input_bias(self):
+        return self.bias
+
+    # --- the loop ---
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if training and self.dropout > 0:
+            dm = _dropout_mask(x[:, 0, :], self.dropout, self.seed)
+            x = x * array_ops.expand_dims(dm, 1)
+        xt = array_ops.transpose(x, [1, 0, 2])  # time-major [T, B, F]
+        xw = math_ops.matmul(xt, self.kernel)
+        b = self._input_bias()
+        if b is not None:
+            xw = xw + b
+        m = None
+        if mask is not None:
+            m = array_ops.transpose(math_ops.cast(mask, "bool"), [1, 0])
+        if self.go_backwards:
+            xw = xw[::-1]
+            m = m[::-1] if m is not None else None
+
+        if initial_state is None:
+            zero = array_ops.zeros_like(xw[0, :, :self.units])
+            states = [zero] * self._state_count
+        else:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
+                else [initial_state]
+            if len(states) != self._state_count:
+                raise ValueError(f'Layer "{self.name}" expects {self._state_count} initial '
+                                 f"state(s), but it received {len(states)}.")
+            states = [s if s.dtype == self.dtype else math_ops.cast(s, self.dtype)
+                      for s in states]
+        rdm = None
+        if training and self.recurrent_dropout > 0:
+            rdm = _dropout_mask(states[0], self.recurrent_dropout,
+                                None if self.seed is None else self.seed + 1)
+
+        def fn(carry, elem):
+            x_t, m_t = elem if m is not None else (elem, None)
+            new = self._step(x_t, list(carry), rdm)
+            if m_t is not None:
+                keep = array_ops.expand_dims(m_t, 1)
+                new = [array_ops.where(keep, n, s) for n, s in zip(new, carry)]
+            return tuple(new)
+
+        elems = (xw, m) if m is not None else xw
+        seqs = control_flow_ops.scan(fn, elems, initializer=tuple(states), name="rnn_scan")
+        outputs = seqs[0]  # [T, B, units]: the output of each step is the state h
+        if m is not None and self.zero_output_for_mask:
+            outputs = array_ops.where(array_ops.expand_dims(m, 2), outputs,
+                                      array_ops.zeros_like(outputs))
+        last = outputs[-1]
+        final = [s[-1] for s in seqs]
+        output = array_ops.transpose(outputs, [1, 0, 2]) if self.return_sequences else last
+        if self.return_state:
+            return [output] + final
+        return output
+
+    def _step(self, x_t, states, rdm):
+        raise NotImplementedError
+
+    def _rec(self, h, rdm):
+        return h * rdm if rdm is not None else h
+
+    # --- shapes, masks, config ---
+    def compute_output_shape(self, input_shape):
+        b, t = input_shape[0], input_shape[1]
+        out = (b, t, self.units) if self.return_sequences else (b, self.units)
+        if self.return_state:
+            return [out] + [(b, self.units)] * self._state_count
+        return out
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * self._state_count
+        return out
+
+    def get_config(self):
+        ser = initializers.serialize
+        return {**super().get_config(), "units": self.units,
+                "activation": activations.serialize(self.activation),
+                "recurrent_activation": activations.serialize(self.recurrent_activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": ser(self.kernel_initializer),
+                "recurrent_initializer": ser(self.recurrent_initializer),
+                "bias_initializer": ser(self.bias_initializer),
+                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout,
+                "seed": self.seed, "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards,
+                "stateful": False, "unroll": self.unroll,
+                "zero_output_for_mask": self.zero_output_for_mask}
+
+
+class SimpleRNN(_RNN):
+    """Fully connected RNN: ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel
+    + bias)``; the output is `h`.
+
+    Args:
+      units: size of the state and output.
+      activation: default ``"tanh"``.
+      use_bias, kernel_initializer, recurrent_initializer (default ``"orthogonal"``),
+      bias_initializer, *_regularizer, *_constraint: as Keras.
+      dropout, recurrent_dropout: fractions dropped (training only) from the inputs and
+        from the recurrent state.
+      return_sequences: return the output of every step ``[batch, time, units]`` instead
+        of the last ``[batch, units]``.
+      return_state: also return the final state(s): ``[output, h]``.
+      go_backwards: process the sequence backwards (and return it reversed).
+      zero_output_for_mask: masked steps output zeros instead of the previous output.
+    Call arguments: ``inputs [batch, time, features]``, ``initial_state`` (list of
+      ``[batch, units]``), ``mask [batch, time]`` bool, ``training``.
+    """
+
+    def __init__(self, units, activation="tanh", **kwargs):
+        kwargs.pop("recurrent_activation", None)
+        super().__init__(units, activation=activation, **kwargs)
+
+    def _step(self, x_t, states, rdm):
+        h = self._rec(states[0], rdm)
+        return [self.activation(x_t + math_ops.matmul(h, self.recurrent_kernel))]
+
+    def get_config(self):
+        cfg = super().get_config()
+        cfg.pop("recurrent_activation")
+        return cfg
+
+
+class LSTM(_RNN):
+    """Long short-term memory (Hochreiter & Schmidhuber 1997), as Keras 3.
+
+    With ``z = x_t @ kernel + h @ recurrent_kernel + bias`` split into four blocks of
+    `units` in the order i, f, c, o::
+
+        i = recurrent_activation(z_i); f = recurrent_activation(z_f)
+        c = f * c_prev + i * activation(z_c); o = recurrent_activation(z_o)
+        h = o * activation(c)
+
+    Args:
+      units, activation (``"tanh"``), recurrent_activation (``"sigmoid"``), use_bias,
+      initializers, regularizers, constraints, dropout, recurrent_dropout,
+      return_sequences, return_state (``[output, h, c]``), go_backwards,
+      zero_output_for_mask: as `SimpleRNN`.
+      unit_forget_bias: initialize the forget-gate bias to ones (Jozefowicz et al. 2015).
+    """
+
+    _gates = 4
+    _state_count = 2
+
+    def __init__(self, units, unit_forget_bias=True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    def _bias_init(self):
+        if not self.unit_forget_bias:
+            return self.bias_initializer
+        base, u = self.bias_initializer, self.units
+
+        def init(shape, dtype=None):
+            return array_ops.concat([base([u], dtype=dtype),
+                                     initializers.get("ones")([u], dtype=dtype),
+                                     base([2 * u], dtype=dtype)], axis=0)
+        return init
+
+    def _step(self, x_t, states, rdm):
+        h, c = states
+        u = self.units
+        z = x_t + math_ops.matmul(self._rec(h, rdm), self.recurrent_kernel)
+        i = self.recurrent_activation(z[:, :u])
+        f = self.recurrent_activation(z[:, u:2 * u])
+        c = f * c + i * self.activation(z[:, 2 * u:3 * u])
+        o = self.recurrent_activation(z[:, 3 * u:])
+        return [o * self.activation(c), c]
+
+    def get_config(self):
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
+
+
+class GRU(_RNN):
+    """Gated recurrent unit (Cho et al. 2014), as Keras 3 (gate order z, r, h).
+
+    ``reset_after=True`` (the default, cuDNN-compatible): the reset gate multiplies the
+    recurrent projection after the matmul, and the bias has shape ``[2, 3 * units]``
+    (input bias, recurrent bias)::
+
+        z = ra(x_z + h @ U_z + br_z); r = ra(x_r + h @ U_r + br_r)
+        hh = activation(x_h + r * (h @ U_h + br_h)); h = z * h_prev + (1 - z) * hh
+
+    With ``reset_after=False``: ``hh = activation(x_h + (r * h) @ U_h)`` and one bias
+    ``[3 * units]``.
+
+    Args: as `SimpleRNN`, plus recurrent_activation (``"sigmoid"``) and reset_after.
+    """
+
+    _gates = 3
+    _state_count = 1
+
+    def __init__(self, units, reset_after=True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self):
+        return [2, 3 * self.units] if self.reset_after else [3 * self.units]
+
+    def _input_bias(self):
+        if self.bias is None:
+            return None
+        return self.bias[0] if self.reset_after else self.bias
+
+    def _step(self, x_t, states, rdm):
+        u = self.units
+        h = self._rec(states[0], rdm)
+        rk = self.recurrent_kernel
+        xz, xr, xh = x_t[:, :u], x_t[:, u:2 * u], x_t[:, 2 * u:]
+        if self.reset_after:
+            inner = math_ops.matmul(h, rk)
+            if self.bias is not None:
+                inner = inner + self.bias[1]
+            rz, rr, rh = inner[:, :u], inner[:, u:2 * u], inner[:, 2 * u:]
+            z = self.recurrent_activation(xz + rz)
+            r = self.recurrent_activation(xr + rr)
+            hh = self.activation(xh + r * rh)
+        else:
+            rzr = math_ops.matmul(h, rk[:, :2 * u])
+            z = self.recurrent_activation(xz + rzr[:, :u])
+            r = self.recurrent_activation(xr + rzr[:, u:])
+            hh = self.activation(xh + math_ops.matmul(r * h, rk[:, 2 * u:]))
+        return [z * h + (1.0 - z) * hh]
+
+    def get_config(self):
+        return {**super().get_config(), "reset_after": self.reset_after}

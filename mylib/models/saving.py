@@ -1,0 +1,818 @@
+"""Whole-model saving: `save_model` / `load_model`, weights files, configs, `clone_model`,
+JSON, and the registry of serializable classes.
+
+A model file (``model.mylib``) is one zip archive holding
+
+- ``metadata.json``: ``{"format": "mylib.model", "format_version": 1, ...}`` and, for
+  each array, its name, shape and dtype;
+- ``config.json``: the architecture (``{"class_name", "config", "registered_name",
+  "module", "build_config", "compile_config"}``): each layer's `get_config` and class
+  name; for functional models the call graph as inbound nodes named by layer; the
+  compile arguments (loss, metrics, optimizer config);
+- ``model.weights.npz``: the weights, in `model.weights` order (``w0000``, ...);
+- ``optimizer.npz``: the optimizer's state: ``iterations``, ``learning_rate`` and the
+  slots of each weight (``s0003_1``: slot 1 of weight 3).
+
+Arrays are numpy ``.npy`` records read with ``allow_pickle=False``; nothing in a file
+is ever executed. A class is found only by name: built-in mylib layers and models, or
+classes registered with `register_serializable` (or passed as ``custom_objects``).
+Writes are atomic (a temporary file renamed over the target).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+import warnings
+import zipfile
+
+import numpy as np
+
+from mylib.core import errors
+
+FORMAT = "mylib.model"
+WEIGHTS_FORMAT = "mylib.weights"
+FORMAT_VERSION = 1
+
+# ---------------------------------------------------------------- registry
+_REGISTERED = {}  # "package>name" -> class or function
+_NAMES = {}  # class or function -> "package>name"
+_SCOPES = []  # custom_object_scope dicts
+
+
+def register_serializable(package="Custom", name=None):
+    """Decorator registering a class (or function) under ``"<package>><name>"`` so that
+    saved models refer to it by that name and `load_model` finds it (Keras's
+    `register_keras_serializable`).
+
+    Example::
+
+        @ml.saving.register_serializable(package="my_project")
+        class Scale(ml.layers.Layer):
+            def __init__(self, factor=2.0, **kw):
+                super().__init__(**kw)
+                self.factor = factor
+            def call(self, x):
+                return x * self.factor
+            def get_config(self):
+                return {**super().get_config(), "factor": self.factor}
+    """
+    if not isinstance(package, str) or ">" in package:
+        raise ValueError(f"`package` must be a string without '>'. Received: {package!r}")
+
+    def decorator(obj):
+        key = f"{package}>{name or obj.__name__}"
+        _REGISTERED[key] = obj
+        _NAMES[obj] = key
+        return obj
+
+    return decorator
+
+
+register_keras_serializable = register_serializable
+
+
+def get_registered_name(obj):
+    """The registered name of `obj` (a class or function), else its ``__name__``."""
+    return _NAMES.get(obj, getattr(obj, "__name__", None))
+
+
+def get_registered_object(name, custom_objects=None):
+    """The class or function registered (or passed in `custom_objects`, or in an
+    active `custom_object_scope`) under `name`; None if there is none."""
+    for table in [custom_objects or {}] + _SCOPES[::-1]:
+        if name in table:
+            return table[name]
+    return _REGISTERED.get(name)
+
+
+@contextlib.contextmanager
+def custom_object_scope(custom_objects):
+    """Within the block, `load_model` and `from_config` also find `custom_objects`
+    (a dict ``{name: class or function}``)."""
+    _SCOPES.append(dict(custom_objects))
+    try:
+        yield
+    finally:
+        _SCOPES.pop()
+
+
+def _builtin_classes():
+    """Layer and model classes of mylib itself, by class name."""
+    import sys
+
+    from mylib.layers.base import Layer
+    from mylib.models.sequential import Sequential
+    from mylib.models.training import Model
+
+    out = {}
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not (modname == "mylib.layers" or modname.startswith("mylib.layers.")):
+            continue
+        for k, v in vars(mod).items():
+            if isinstance(v, type) and issubclass(v, Layer) and v.__module__.startswith("mylib."):
+                out.setdefault(v.__name__, v)
+                out.setdefault(k, v)
+    out.update({"Sequential": Sequential, "Model": Model, "Functional": Model})
+    return out
+
+
+def _resolve_class(entry, custom_objects, what="layer"):
+    class_name = entry.get("class_name")
+    reg = entry.get("registered_name")
+    if not isinstance(class_name, str):
+        raise errors.DataLossError(f"The saved config has a {what} entry without a "
+                                   f"`class_name`: {str(entry)[:200]}")
+    for key in (reg, class_name):
+        if key:
+            obj = get_registered_object(key, custom_objects)
+            if obj is not None:
+                return obj
+    builtin = _builtin_classes().get(class_name)
+    if builtin is not None and (not reg or reg == class_name or
+                                entry.get("module", "mylib").startswith("mylib")):
+        return builtin
+    module = entry.get("module") or "?"
+    raise ValueError(
+        f"Unknown {what} class '{class_name}' (saved from module '{module}'"
+        + (f", registered as '{reg}'" if reg and reg != class_name else "") + "). mylib "
+        "never imports code from a saved file: register the class before loading with "
+        "`@ml.saving.register_serializable(package=...)`, or pass "
+        f"`custom_objects={{'{class_name}': {class_name}}}` to `load_model`.")
+
+
+def _jsonable(value, where):
+    """`value` with tuples as lists and numpy scalars as Python numbers; raises for
+    anything JSON cannot hold."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, type) or callable(value):
+        reg = _NAMES.get(value)
+        if reg is not None:
+            return {"registered_name": reg}
+    if hasattr(value, "get_config"):
+        cls = type(value)
+        return {"class_name": cls.__name__, "registered_name": _NAMES.get(cls),
+                "config": _jsonable(value.get_config(), where)}
+    raise ValueError(f"Cannot serialize {where}={value!r} ({type(value).__name__}): "
+                     "configs hold plain values only (register custom functions and "
+                     "classes with `ml.saving.register_serializable`).")
+
+
+# ---------------------------------------------------------------- layer configs
+def serialize_layer(layer):
+    """``{"module", "class_name", "registered_name", "config"}`` of a layer or model."""
+    cls = type(layer)
+    return {"module": cls.__module__, "class_name": cls.__name__,
+            "registered_name": _NAMES.get(cls),
+            "config": _jsonable(layer.get_config(), f"{cls.__name__}.get_config()")}
+
+
+def deserialize_layer(entry, custom_objects=None):
+    """A new layer (or model) from `serialize_layer`'s form."""
+    from mylib.models.training import Model
+
+    if not isinstance(entry, dict):
+        raise errors.DataLossError(f"Expected a layer entry (a dict); got {str(entry)[:200]}")
+    cls = _resolve_class(entry, custom_objects)
+    config = entry.get("config")
+    if not isinstance(config, dict):
+        raise errors.DataLossError(f"The saved entry of class '{entry['class_name']}' has no "
+                                   "config dict.")
+    config = _restore_registered(config, custom_objects)
+    try:
+        if isinstance(cls, type) and issubclass(cls, Model):
+            return cls.from_config(config, custom_objects=custom_objects)
+        return cls.from_config(config)
+    except (TypeError, KeyError) as e:
+        raise ValueError(
+            f"{cls.__name__}.from_config could not recreate the {entry['class_name']!r} "
+            f"from its saved config ({type(e).__name__}: {e}). A custom class must "
+            "implement `get_config()` returning its constructor arguments.") from e
+
+
+def _restore_registered(value, custom_objects):
+    # {"registered_name": name} alone stands for a registered function or class.
+    if isinstance(value, dict):
+        if set(value) == {"registered_name"}:
+            obj = get_registered_object(value["registered_name"], custom_objects)
+            if obj is None:
+                raise ValueError(f"Unknown object '{value['registered_name']}': register it "
+                                 "with `ml.saving.register_serializable` before loading.")
+            return obj
+        return {k: _restore_registered(v, custom_objects) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore_registered(v, custom_objects) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- model configs
+def _input_specs(model):
+    """How a deferred model (Sequential without Input, subclassed) was built: the
+    structure, shapes and dtypes of its inputs."""
+    ins = model._nested_inputs
+    kind = "dict" if isinstance(ins, dict) else "list" if isinstance(ins, (list, tuple)) \
+        else "single"
+    keys = sorted(ins) if kind == "dict" else None
+    return {"structure": kind, "keys": keys,
+            "shapes": [t.shape.as_list() for t in model.inputs],
+            "dtypes": [t.dtype.name for t in model.inputs]}
+
+
+def _build_from_specs(model, specs):
+    from mylib.layers.base import Input
+
+    try:
+        ins = [Input(batch_shape=tuple(s), dtype=d)
+               for s, d in zip(specs["shapes"], specs["dtypes"])]
+        if specs["structure"] == "dict":
+            ins = dict(zip(specs["keys"], ins))
+        elif specs["structure"] == "single":
+            ins = ins[0]
+    except (KeyError, TypeError, ValueError) as e:
+        raise errors.DataLossError(f"Invalid build config {specs!r}: {e}") from e
+    model._trace(ins)
+
+
+def model_get_config(model):
+    """The config of a Sequential, functional or subclassed model (see the module)."""
+    from mylib.layers.base import InputLayer
+    from mylib.models.sequential import Sequential
+
+    cfg = {"name": model.name, "trainable": model.trainable}
+    if isinstance(model, Sequential):
+        cfg["layers"] = [serialize_layer(l) for l in model._layers]
+        if model.inputs is not None and not any(isinstance(l, InputLayer)
+                                                for l in model._layers):
+            cfg["build_input_shape"] = _input_specs(model)
+        return cfg
+    if model._is_graph_network:
+        cfg.update(_functional_config(model))
+    return cfg
+
+
+def _functional_config(model):
+    from mylib.core.graph import Tensor
+    from mylib.layers.base import InputLayer, keras_history
+
+    per_layer = {}  # id(layer) -> [node, ...] of this model
+    for node in model._nodes:
+        per_layer.setdefault(id(node.layer), []).append(node)
+    node_index = {id(n): i for nodes in per_layer.values() for i, n in enumerate(nodes)}
+
+    def ref(t):
+        node, idx = keras_history(t)
+        if isinstance(node.layer, InputLayer):
+            return [node.layer.name, 0, 0]
+        return [node.layer.name, node_index[id(node)], idx]
+
+    def enc(v, where):
+        if isinstance(v, Tensor):
+            return {"__tensor__": ref(v)}
+        if isinstance(v, dict):
+            return {"__dict__": [[str(k), enc(x, where)] for k, x in v.items()]}
+        if isinstance(v, (list, tuple)):
+            return [enc(x, where) for x in v]
+        return _jsonable(v, where)
+
+    names = [l.name for l in model.layers]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"Cannot serialize model \"{model.name}\": layer names must be "
+                         f"unique, but {dup} appear more than once.")
+    layers = []
+    for layer in model.layers:
+        entry = serialize_layer(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [
+            {"args": enc(n.inputs, layer.name), "extra_args": enc(list(n.args), layer.name),
+             "kwargs": enc(dict(n.kwargs), layer.name)}
+            for n in per_layer.get(id(layer), [])]
+        layers.append(entry)
+    return {"layers": layers,
+            "node_order": [[n.layer.name, node_index[id(n)]] for n in model._nodes],
+            "input_layers": enc(model._nested_inputs, "inputs"),
+            "output_layers": enc(model._nested_outputs, "outputs")}
+
+
+def model_from_config_dict(cls, config, custom_objects=None):
+    """A new, built model of class `cls` from `model_get_config`'s form."""
+    from mylib.models.sequential import Sequential
+
+    config = dict(config)
+    try:
+        if issubclass(cls, Sequential):
+            specs = config.pop("build_input_shape", None)
+            entries = config.pop("layers", [])
+            model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+            for e in entries:
+                model.add(deserialize_layer(e, custom_objects))
+            if specs is not None:
+                _build_from_specs(model, specs)
+            return model
+        if "input_layers" in config and "layers" in config:
+            return _functional_from_config(cls, config, custom_objects)
+        specs = config.pop("build_input_shape", None)
+        model = cls(**config)
+    except (KeyError, IndexError) as e:
+        raise errors.DataLossError(f"Invalid or truncated model config: missing {e}") from e
+    if specs is not None:
+        _build_from_specs(model, specs)
+    return model
+
+
+def _functional_from_config(cls, config, custom_objects):
+    from mylib.layers.base import InputLayer, flatten
+
+    layers, nodes_cfg, produced = {}, {}, {}
+    for entry in config["layers"]:
+        layer = deserialize_layer(entry, custom_objects)
+        name = entry.get("name", layer.name)
+        layers[name] = layer
+        nodes_cfg[name] = entry.get("inbound_nodes", [])
+        if isinstance(layer, InputLayer):
+            produced[(name, 0)] = [layer.input_tensor]
+
+    def dec(v):
+        if isinstance(v, dict):
+            if "__tensor__" in v:
+                name, k, i = v["__tensor__"]
+                if (name, k) not in produced:
+                    raise errors.DataLossError(
+                        f"The saved model config refers to output {k} of layer '{name}', "
+                        "which no earlier node produces.")
+                return produced[(name, k)][i]
+            if "__dict__" in v:
+                return {k: dec(x) for k, x in v["__dict__"]}
+            return v
+        if isinstance(v, list):
+            return [dec(x) for x in v]
+        return v
+
+    for name, k in config["node_order"]:
+        if name not in layers:
+            raise errors.DataLossError(f"The saved model config calls unknown layer '{name}'.")
+        nc = nodes_cfg[name][k]
+        inputs = dec(nc["args"])
+        out = layers[name](inputs, *dec(nc.get("extra_args", [])), **dec(nc.get("kwargs", {})))
+        produced[(name, k)] = flatten(out)
+    kwargs = {k: v for k, v in config.items() if k in ("name", "trainable")}
+    return cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
+               **kwargs)
+
+
+def _compile_config(model):
+    from mylib import losses as L
+    from mylib import metrics as M
+    from mylib import optimizers
+
+    if not model.compiled:
+        return None
+    args = model._compile_args
+
+    def ser_loss(x):
+        if x is None or isinstance(x, str):
+            return x
+        if isinstance(x, dict):
+            return {"__dict__": [[k, ser_loss(v)] for k, v in x.items()]}
+        if isinstance(x, (list, tuple)):
+            return [ser_loss(v) for v in x]
+        if x in _NAMES:
+            return {"registered_name": _NAMES[x]}
+        if type(x) in _NAMES:
+            return _jsonable(x, "loss")
+        return L.serialize(x)
+
+    def ser_metric(x):
+        if x is None or isinstance(x, str):
+            return x
+        if isinstance(x, dict):
+            return {"__dict__": [[k, ser_metric(v)] for k, v in x.items()]}
+        if isinstance(x, (list, tuple)):
+            return [ser_metric(v) for v in x]
+        if not isinstance(x, M.Metric) and x in _NAMES:
+            return {"registered_name": _NAMES[x]}
+        if isinstance(x, M.Metric):
+            if type(x).__name__ in M._CLASSES or type(x) in _NAMES:
+                return _jsonable(x, "metric")
+        raise ValueError(f"Cannot serialize metric {x!r}")
+
+    opt = optimizers.serialize(model.optimizer)
+    if type(model.optimizer) in _NAMES:
+        opt["registered_name"] = _NAMES[type(model.optimizer)]
+    opt = {**opt, "config": _jsonable(opt["config"], "optimizer config")}
+    return {"optimizer": opt, "loss": ser_loss(args["loss"]),
+            "metrics": ser_metric(args["metrics"]),
+            "weighted_metrics": ser_metric(args["weighted_metrics"]),
+            "loss_weights": _jsonable(args["loss_weights"], "loss_weights")}
+
+
+def _deserialize_compile(cfg, custom_objects):
+    from mylib import losses as L
+    from mylib import metrics as M
+    from mylib import optimizers
+
+    def dec(x, fn):
+        if isinstance(x, dict):
+            if "__dict__" in x:
+                return {k: dec(v, fn) for k, v in x["__dict__"]}
+            if set(x) == {"registered_name"}:
+                return _restore_registered(x, custom_objects)
+            if x.get("registered_name"):
+                cls = _resolve_class(x, custom_objects, "object")
+                return cls.from_config(dict(x.get("config") or {}))
+            return fn(x)
+        if isinstance(x, list):
+            return [dec(v, fn) for v in x]
+        return x
+
+    o = cfg["optimizer"]
+    if o.get("registered_name"):
+        opt = _resolve_class(o, custom_objects, "optimizer").from_config(dict(o["config"]))
+    else:
+        opt = optimizers.deserialize(o)
+    return dict(optimizer=opt, loss=dec(cfg.get("loss"), L.get),
+                metrics=dec(cfg.get("metrics"), M.get),
+                weighted_metrics=dec(cfg.get("weighted_metrics"), M.get),
+                loss_weights=cfg.get("loss_weights"))
+
+
+def model_to_dict(model, include_compile=True):
+    """Everything `config.json` holds for `model`."""
+    cls = type(model)
+    from mylib.models.sequential import Sequential
+    from mylib.models.training import Model
+
+    builtin = cls in (Sequential, Model)
+    if not builtin and cls not in _NAMES:
+        raise ValueError(
+            f"Cannot save the architecture of the subclassed model '{cls.__name__}': its "
+            "class is not registered, so it could not be found again when loading. Either "
+            "save the weights only (`model.save_weights(path)`, then build a new instance "
+            "and `load_weights`), or register the class with "
+            "`@ml.saving.register_serializable(package=...)` and implement `get_config()`.")
+    out = serialize_layer(model)
+    if not model._is_graph_network and not isinstance(model, Sequential) and \
+            model.inputs is not None:
+        out["build_config"] = _input_specs(model)
+    if include_compile:
+        try:
+            out["compile_config"] = _compile_config(model)
+        except ValueError as e:
+            warnings.warn(f"The model's compile arguments were not saved ({e}); "
+                          "`load_model` returns an uncompiled model.", stacklevel=3)
+            out["compile_config"] = None
+    return out
+
+
+def model_from_dict(d, custom_objects=None, compile=True):
+    from mylib.models.training import Model
+
+    cls = _resolve_class(d, custom_objects, "model")
+    if not (isinstance(cls, type) and issubclass(cls, Model)):
+        raise ValueError(f"The saved object '{d.get('class_name')}' is not a model.")
+    config = _restore_registered(dict(d.get("config") or {}), custom_objects)
+    model = cls.from_config(config, custom_objects=custom_objects)
+    if d.get("build_config") is not None and model.inputs is None:
+        _build_from_specs(model, d["build_config"])
+    if compile and d.get("compile_config"):
+        model.compile(**_deserialize_compile(d["compile_config"], custom_objects))
+    return model
+
+
+def to_json(model, **kwargs):
+    return json.dumps(model_to_dict(model, include_compile=False), **kwargs)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """A new model (with new weights) from `Model.to_json()`'s text."""
+    try:
+        d = json.loads(json_string)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"model_from_json: not valid JSON ({e})") from e
+    return model_from_dict(d, custom_objects, compile=False)
+
+
+def clone_model(model, custom_objects=None):
+    """A new model with the architecture of `model` (Sequential or functional, or a
+    registered subclassed model) and newly initialized weights."""
+    m = model_from_dict(model_to_dict(model, include_compile=False), custom_objects,
+                        compile=False)
+    if m.inputs is not None:
+        m._ensure_built()
+    return m
+
+
+# ---------------------------------------------------------------- arrays
+def _encode_array(a):
+    """(array numpy can store without pickling, dtype name)."""
+    a = np.asarray(a)
+    name = a.dtype.name
+    if a.dtype.kind == "V" or name in ("bfloat16",) or a.dtype.type.__module__ == "ml_dtypes":
+        return a.view(np.dtype(f"u{a.dtype.itemsize}")), name
+    return a, name
+
+
+def _decode_array(a, dtype_name):
+    if a.dtype.name == dtype_name:
+        return a
+    import ml_dtypes  # noqa: F401 - registers bfloat16 & co. with numpy
+
+    dt = np.dtype(getattr(ml_dtypes, dtype_name, dtype_name))
+    return a.view(dt)
+
+
+def _npz_bytes(arrays):
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _read_npz(data, what, path):
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except Exception as e:  # noqa: BLE001 - any decoding problem is a corrupt file
+        raise errors.DataLossError(f"{path}: the {what} arrays are corrupt or not numpy "
+                                   f"data ({type(e).__name__}: {e}).") from e
+
+
+def _pack(arrays, entries):
+    out, meta = {}, []
+    for key, (name, value) in zip(entries, arrays):
+        a, dt = _encode_array(value)
+        out[key] = a
+        meta.append({"key": key, "name": name, "shape": list(np.shape(value)), "dtype": dt})
+    return out, meta
+
+
+def _weights_payload(model):
+    from mylib.layers import backend
+
+    ws = model.weights
+    values = backend.get_values(ws)
+    keys = [f"w{i:04d}" for i in range(len(ws))]
+    return _pack(list(zip([w.name for w in ws], values)), keys)
+
+
+def _optimizer_payload(model):
+    from mylib.layers import backend
+
+    opt = model.optimizer
+    if opt is None or opt._iterations is None:
+        return None, None
+    names, vars_ = ["iterations"], [opt._iterations]
+    if opt._lr_var is not None:
+        names.append("learning_rate")
+        vars_.append(opt._lr_var)
+    for i, w in enumerate(model.weights):
+        for j, s in enumerate(opt._slots.get(w._key, [])):
+            names.append(f"s{i:04d}_{j}")
+            vars_.append(s)
+    values = backend.get_values(vars_)
+    return _pack(list(zip([v.name for v in vars_], values)), names)
+
+
+def _write_zip(path, members):
+    from mylib.core.saver import _atomic_write
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    _atomic_write(path, [buf.getvalue()])
+
+
+def _metadata(fmt, **extra):
+    import mylib
+
+    return {"format": fmt, "format_version": FORMAT_VERSION,
+            "mylib_version": getattr(mylib, "__version__", "?"),
+            "date_saved": time.strftime("%Y-%m-%d@%H:%M:%S"), **extra}
+
+
+def _check_overwrite(path, overwrite):
+    import os
+
+    if not overwrite and os.path.exists(path):
+        raise FileExistsError(f"{path} exists and overwrite=False.")
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True, extra_state=None):
+    """Writes `model` (architecture, weights, compile arguments and optimizer state)
+    to the zip file `filepath` (see the module docstring).
+
+    Raises:
+      ValueError: a subclassed model whose class is not registered (save its weights
+        with `save_weights` instead), or a config value JSON cannot hold.
+    """
+    import os
+
+    filepath = os.fspath(filepath)
+    _check_overwrite(filepath, overwrite)
+    if model.inputs is None:
+        raise ValueError(f'Model "{model.name}" has not been built yet: call it on data or '
+                         "`build(input_shape)` before saving.")
+    model._ensure_built()
+    config = model_to_dict(model)
+    weights, wmeta = _weights_payload(model)
+    members = [("config.json", json.dumps(config).encode())]
+    ometa = None
+    if include_optimizer:
+        opt, ometa = _optimizer_payload(model)
+        if opt is not None:
+            members.append(("optimizer.npz", _npz_bytes(opt)))
+    members.append(("model.weights.npz", _npz_bytes(weights)))
+    meta = _metadata(FORMAT, weights=wmeta, optimizer=ometa, extra=extra_state)
+    members.insert(0, ("metadata.json", json.dumps(meta).encode()))
+    _write_zip(filepath, members)
+
+
+def _open_archive(path):
+    """(metadata dict, {member: bytes}) of a mylib model or weights file."""
+    import os
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No such file: '{path}'")
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+    except (zipfile.BadZipFile, EOFError, OSError, zipfile.LargeZipFile) as e:
+        raise errors.DataLossError(f"{path}: not a mylib model/weights file, or the file is "
+                                   f"truncated or corrupted ({e}).") from e
+    try:
+        meta = json.loads(members["metadata.json"])
+    except (KeyError, ValueError) as e:
+        raise errors.DataLossError(f"{path}: no readable metadata.json; not a mylib model "
+                                   "file.") from e
+    if meta.get("format") not in (FORMAT, WEIGHTS_FORMAT):
+        raise errors.DataLossError(f"{path}: unknown format {meta.get('format')!r}.")
+    if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
+        raise errors.DataLossError(
+            f"{path}: format version {meta.get('format_version')!r} is newer than this "
+            f"mylib reads ({FORMAT_VERSION}).")
+    return meta, members
+
+
+def _arrays_from(members, meta_list, member, what, path):
+    if meta_list is None:
+        return None
+    if member not in members:
+        raise errors.DataLossError(f"{path}: the {what} arrays ({member}) are missing.")
+    raw = _read_npz(members[member], what, path)
+    out = []
+    for m in meta_list:
+        a = raw.get(m["key"])
+        if a is None:
+            raise errors.DataLossError(f"{path}: array '{m['key']}' ({m['name']}) is missing.")
+        a = _decode_array(a, m["dtype"])
+        if list(a.shape) != list(m["shape"]):
+            raise errors.DataLossError(f"{path}: array '{m['name']}' has shape {a.shape}, but "
+                                       f"the metadata says {tuple(m['shape'])}.")
+        out.append(a)
+    return out
+
+
+def _set_model_weights(model, values, wmeta, path):
+    from mylib.layers import backend
+
+    ws = model.weights
+    if len(values) != len(ws):
+        raise ValueError(
+            f"{path} holds {len(values)} weights ({[m['name'] for m in wmeta]}), but model "
+            f'"{model.name}" has {len(ws)} ({[w.name for w in ws]}).')
+    for w, a, m in zip(ws, values, wmeta):
+        if tuple(a.shape) != tuple(w.shape.as_list()):
+            raise ValueError(
+                f"{path}: weight shape mismatch for '{w.name}' (saved as '{m['name']}'): "
+                f"the model expects {tuple(w.shape.as_list())}, the file holds "
+                f"{tuple(a.shape)}. Nothing was loaded.")
+    backend.set_values(ws, values, owner=f'Model "{model.name}"')
+
+
+def _set_optimizer_state(model, values, ometa, path):
+    from mylib.layers import backend
+
+    opt = model.optimizer
+    opt._ensure_built(model.graph)
+    targets = []
+    ws = model.weights
+    for m in ometa:
+        k = m["key"]
+        if k == "iterations":
+            targets.append(opt._iterations)
+        elif k == "learning_rate":
+            if opt._lr_var is None:
+                raise ValueError(f"{path}: the saved optimizer has a learning-rate variable, "
+                                 "the loaded one uses a schedule.")
+            targets.append(opt._lr_var)
+        else:
+            i, j = (int(x) for x in k[1:].split("_"))
+            slots = opt._get_slots(ws[i])
+            if j >= len(slots):
+                raise ValueError(f"{path}: optimizer slot '{m['name']}' does not exist in "
+                                 f"the loaded optimizer '{opt.name}'.")
+            targets.append(slots[j])
+    backend.ensure_initialized(targets)
+    backend.set_values(targets, values, owner=f"Optimizer '{opt.name}'")
+
+
+def load_model(filepath, custom_objects=None, compile=True):
+    """A model from a file written by `Model.save`: same architecture, weights and
+    (with `compile`) compile arguments and optimizer state, so it predicts identically
+    and continues training exactly where the saved model stopped.
+
+    Args:
+      filepath: path of the ``.mylib`` file.
+      custom_objects: ``{name: class or function}`` for custom classes not registered
+        with `register_serializable`.
+      compile: compile the model as it was saved (with the optimizer's state).
+    Raises:
+      ValueError: an unknown class name (the message says how to register it), or
+        weights whose shapes do not match the architecture.
+      DataLossError: a truncated, corrupted or foreign file.
+    """
+    meta, members = _open_archive(filepath)
+    if meta["format"] != FORMAT or "config.json" not in members:
+        raise ValueError(f"{filepath} holds weights only (from `save_weights`); build the "
+                         "model and call `model.load_weights(path)`.")
+    try:
+        d = json.loads(members["config.json"])
+    except ValueError as e:
+        raise errors.DataLossError(f"{filepath}: config.json is not valid JSON ({e}).") from e
+    weights = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
+                           filepath)
+    opt_values = None
+    if compile and meta.get("optimizer"):
+        opt_values = _arrays_from(members, meta["optimizer"], "optimizer.npz", "optimizer",
+                                  filepath)
+    model = model_from_dict(d, custom_objects, compile=compile)
+    model._ensure_built()
+    _set_model_weights(model, weights, meta["weights"], filepath)
+    if opt_values is not None and model.compiled:
+        _set_optimizer_state(model, opt_values, meta["optimizer"], filepath)
+    return model
+
+
+def save_weights(model, filepath, overwrite=True):
+    import os
+
+    filepath = os.fspath(filepath)
+    _check_overwrite(filepath, overwrite)
+    if model.inputs is None:
+        raise ValueError(f'Model "{model.name}" has not been built yet; nothing to save.')
+    model._ensure_built()
+    weights, wmeta = _weights_payload(model)
+    meta = _metadata(WEIGHTS_FORMAT, weights=wmeta)
+    _write_zip(filepath, [("metadata.json", json.dumps(meta).encode()),
+                          ("model.weights.npz", _npz_bytes(weights))])
+
+
+def load_weights(model, filepath):
+    """Sets `model`'s weights from a `save_weights` (or `save`) file; shapes are checked
+    first and nothing changes on a mismatch."""
+    if model.inputs is None:
+        raise ValueError(f'Model "{model.name}" has not been built yet: build it (call it on '
+                         "data or `build(input_shape)`) before `load_weights`.")
+    meta, members = _open_archive(filepath)
+    values = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
+                          filepath)
+    model._ensure_built()
+    _set_model_weights(model, values, meta["weights"], filepath)
+
+
+# ---------------------------------------------------------------- full training state
+def save_training_state(model, filepath, extra):
+    """Weights, optimizer state and `extra` (JSON: epoch, step, RNG state...) in one
+    file, for `BackupAndRestore`. Works for subclassed models too (no config)."""
+    weights, wmeta = _weights_payload(model)
+    opt, ometa = _optimizer_payload(model)
+    members = [("model.weights.npz", _npz_bytes(weights))]
+    if opt is not None:
+        members.append(("optimizer.npz", _npz_bytes(opt)))
+    meta = _metadata(WEIGHTS_FORMAT, weights=wmeta, optimizer=ometa, extra=extra)
+    members.insert(0, ("metadata.json", json.dumps(meta).encode()))
+    _write_zip(filepath, members)
+
+
+def load_training_state(model, filepath):
+    """Restores what `save_training_state` wrote; returns its `extra`."""
+    meta, members = _open_archive(filepath)
+    values = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
+                          filepath)
+    ovals = _arrays_from(members, meta.get("optimizer"), "optimizer.npz", "optimizer",
+                         filepath)
+    model._ensure_built()
+    _set_model_weights(model, values, meta["weights"], filepath)
+    if ovals is not None and model.optimizer is not None:
+        _set_optimizer_state(model, ovals, meta["optimizer"], filepath)
+    return meta.get("extra")
