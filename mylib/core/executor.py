@@ -314,6 +314,49 @@ class SegmentedPlan:
             for o, v in zip(op.outputs, out):
                 env[o] = v
 
+    def partition_graphs(self):
+        """The partitioned step as one `GraphDef` per XLA cluster (its device's part of
+        the graph), with an explicit `_Recv` node for every tensor the cluster receives
+        from another device (or the host) and a `_Send` node for every tensor it sends,
+        one per tensor and destination, as TensorFlow's partitioner writes them.
+        `RunMetadata.partition_graphs` holds these after a traced run."""
+        from mylib.core import graph_io
+
+        clusters = [s for s in self.segments if isinstance(s, _Cluster)]
+        dev_of = {}
+        for c in clusters:
+            for op in c.ops:
+                if op.type not in _FREE_OPS:
+                    dev_of[op] = c.device
+        fed = set(self.feeds)
+        out = []
+        for c in clusters:
+            nodes = graph_io._op_nodes(c.ops, False)
+            here = str(c.device)
+            renames = {}
+            recvs = []
+            for t in c.inputs:
+                if t in fed:
+                    continue
+                src = "/host:CPU" if t.op.op_def.host else str(dev_of.get(t.op, "?"))
+                name = f"_recv_{t.op.name}_{t.value_index}".replace("/", "_")
+                renames[graph_io._tensor_ref(t)] = name
+                recvs.append(graph_io.NodeDef(name, "_Recv", [], device=here, attr={
+                    "tensor_name": t.name, "send_device": src, "recv_device": here,
+                    "T": t.dtype.name}))
+            for n in nodes:
+                n.input = [renames.get(i, i) for i in n.input]
+            sends = []
+            for t, a, b in self.transfers:
+                if a == c.device:
+                    name = f"_send_{t.op.name}_{t.value_index}_to_{b}".replace("/", "_")
+                    sends.append(graph_io.NodeDef(name, "_Send", [graph_io._tensor_ref(t)],
+                                                  device=here, attr={
+                                                      "tensor_name": t.name, "send_device": here,
+                                                      "recv_device": str(b), "T": t.dtype.name}))
+            out.append(graph_io.GraphDef(recvs + nodes + sends))
+        return out
+
     def describe(self):
         """The partitioned step: segments in order, with the cut edges' `_Send`/`_Recv`
         pairs, as plain data (for inspection and tests)."""

@@ -565,6 +565,8 @@ class Session:
                 trace.append({"name": "cluster_0", "device": str(jax.devices()[0]),
                               "kind": "xla", "start": t0, "end": time.perf_counter(),
                               "ops": [t.op.name for t in plan.fetch_tensors]})
+        if trace is not None and plan.segmented is not None:
+            run_metadata.partition_graphs[:] = plan.segmented.partition_graphs()
         if trace is not None:
             run_metadata.step_stats.extend(
                 dict(ev, start_us=(ev["start"] - t0) * 1e6, end_us=(ev["end"] - t0) * 1e6)

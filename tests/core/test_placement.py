@@ -179,3 +179,31 @@ def test_merged_spec_and_list_devices():
     assert ml.devices.get_device("/cpu:2") is jax.devices()[2]
     with pytest.raises(ml.errors.InvalidArgumentError, match="available"):
         ml.devices.get_device("/gpu:0")
+
+
+def test_partition_graphs_have_send_recv_pairs():
+    g = ml.Graph()
+    with g.as_default():
+        x = ml.placeholder(ml.float32, [3], name="x")
+        with ml.device("/cpu:1"):
+            a = ml.exp(x, name="a")
+        with ml.device("/cpu:2"):
+            b = ml.multiply(a, 2.0, name="b")
+            c = ml.add(a, 1.0, name="c")
+        with ml.Session(graph=g) as s:
+            md = ml.RunMetadata()
+            s.run([b, c], {x: np.zeros(3, np.float32)},
+                  options=ml.RunOptions(trace_level=ml.RunOptions.FULL_TRACE), run_metadata=md)
+    parts = md.partition_graphs
+    assert len(parts) == 2
+    by_dev = {p.node[0].device if p.node else "": p for p in parts}
+    send_part = next(p for p in parts if any(n.op == "_Send" for n in p.node))
+    recv_part = next(p for p in parts if any(n.op == "_Recv" for n in p.node))
+    sends = [n for n in send_part.node if n.op == "_Send"]
+    recvs = [n for n in recv_part.node if n.op == "_Recv"]
+    assert len(sends) == 1 and len(recvs) == 1  # one transfer for two consumers of `a`
+    assert sends[0].attr["tensor_name"] == "a:0" == recvs[0].attr["tensor_name"]
+    assert sends[0].attr["send_device"].endswith("1") and recvs[0].attr["recv_device"].endswith("2")
+    consumers = [n for n in recv_part.node if n.name in ("b", "c")]
+    assert all(recvs[0].name in n.input for n in consumers)
+    assert by_dev
