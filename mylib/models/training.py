@@ -19,6 +19,9 @@ import warnings
 
 import numpy as np
 
+from mylib import losses as losses_mod
+from mylib.core import errors as ml_errors
+
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.gradients import gradients
@@ -243,6 +246,32 @@ class Model(GraphNetworkMixin, Layer):
             out.append(a)
         return out
 
+    def _check_label_range(self, ys):
+        """Class ids for a sparse loss must lie in [0, num_classes): checked on the
+        host before any step (XLA cannot raise inside a step; TensorFlow on CPU raises
+        too)."""
+        loss_ids = (getattr(self, "_tracking", None) or {}).get("loss_ids")
+        if loss_ids is None:
+            comp = getattr(self, "_compile_args", None) or getattr(self, "_compiled", None)
+            loss = comp.get("loss") if isinstance(comp, dict) else None
+            if loss is None:
+                return
+            loss_ids = self._per_output(loss, "loss") if not isinstance(loss, (str,)) \
+                else [loss] * len(self.outputs)
+        for i, (y, t) in enumerate(zip(ys, self.outputs)):
+            if i >= len(loss_ids) or not _is_sparse_loss(loss_ids[i]):
+                continue
+            n = t.shape.as_list()[-1] if t.shape.rank else None
+            if n is None or n == 1 or not y.size or y.dtype.kind not in "iuf":
+                continue
+            lo, hi = y.min(), y.max()
+            if lo < 0 or hi >= n:
+                bad = hi if hi >= n else lo
+                raise ml_errors.InvalidArgumentError(
+                    f'Target {i} ("{self.output_names[i]}"): received a label value of '
+                    f"{bad} which is outside the valid range of [0, {n}) for the "
+                    f"{n}-class output.")
+
     def _check_targets(self, ys):
         for i, (y, t) in enumerate(zip(ys, self.outputs)):
             ps = t.shape.as_list()
@@ -297,6 +326,7 @@ class Model(GraphNetworkMixin, Layer):
             y = _as_arrays(y, "y")
             ys = self._standardize(y, self.outputs, self.output_names, "output",
                                    self._nested_outputs)
+            self._check_label_range(ys)
         arrays = xs + (ys or [])
         names = [f"x[{n}]" for n in self.input_names] + [f"y[{n}]" for n in self.output_names
                                                          ][:len(ys or [])]
@@ -352,6 +382,11 @@ class Model(GraphNetworkMixin, Layer):
 
             if not isinstance(self.optimizer, LossScaleOptimizer):  # as Keras 3
                 self.optimizer = LossScaleOptimizer(self.optimizer)
+        # Unknown loss names fail here, as a bad optimizer name does, not at the first step.
+        for spec in (loss.values() if isinstance(loss, dict) else
+                     loss if isinstance(loss, (list, tuple)) else [loss]):
+            if isinstance(spec, str):
+                losses_mod.get(spec)
         self.loss = loss
         self._compile_args = dict(loss=loss, metrics=metrics, loss_weights=loss_weights,
                                   weighted_metrics=weighted_metrics,
