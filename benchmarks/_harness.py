@@ -89,3 +89,23 @@ def compare(title, n_samples, runners, epochs, repeats):
         print(f"  {name:34s} {sps:11.0f} {sps / base:6.2f} {compile_s[name]:10.2f} "
               f"{losses[name]:10.4f}")
     return rows
+
+
+def hand_loop(step, params, state, x, y, batch, epochs, seed=0):
+    """The hand-written baseline's epochs: a numpy permutation per epoch, contiguous
+    batch slices, one jitted `step(params, state, xb, yb) -> (params, state)` each.
+    Returns (epoch times, final params)."""
+    import jax
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        perm = rng.permutation(len(x))
+        xs, ys = x[perm], y[perm]
+        for i in range(0, len(x), batch):
+            params, state = step(params, state, xs[i:i + batch], ys[i:i + batch])
+        jax.block_until_ready(params)
+        times.append(time.perf_counter() - t0)
+    return times, params

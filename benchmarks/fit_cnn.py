@@ -10,7 +10,6 @@ Flatten -> Dense(10), Adam 1e-3, batch 64, on scikit-learn's 8x8 digits (1,797 i
 import argparse
 import functools
 import os
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -21,8 +20,8 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
-from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
-                      mylib_timer_callback)
+from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
+                      keras_timer_callback, mylib_timer_callback)
 
 BATCH = 64
 
@@ -59,16 +58,7 @@ def run_flax(x, y, epochs):
         u, s = tx.update(g, s, p)
         return optax.apply_updates(p, u), s
 
-    rng = np.random.default_rng(0)
-    times = []
-    for _ in range(epochs):
-        t0 = time.perf_counter()
-        perm = rng.permutation(len(x))
-        xs, ys = x[perm], y[perm]
-        for i in range(0, len(x), BATCH):
-            params, state = step(params, state, xs[i:i + BATCH], ys[i:i + BATCH])
-        jax.block_until_ready(params)
-        times.append(time.perf_counter() - t0)
+    times, params = hand_loop(step, params, state, x, y, BATCH, epochs)
     return times, float(jax.jit(loss_fn)(params, x, y))
 
 

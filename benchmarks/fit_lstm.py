@@ -11,7 +11,6 @@ windows, batch 128, Adam 3e-3.
 import argparse
 import functools
 import os
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -22,8 +21,8 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
-from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
-                      mylib_timer_callback)
+from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
+                      keras_timer_callback, mylib_timer_callback)
 
 SEQ, BATCH, N, UNITS, EMB = 32, 128, 8192, 128, 32
 
@@ -66,16 +65,7 @@ def run_flax(x, y, vocab, epochs):
         u, s = tx.update(g, s, p)
         return optax.apply_updates(p, u), s
 
-    rng = np.random.default_rng(0)
-    times = []
-    for _ in range(epochs):
-        t0 = time.perf_counter()
-        perm = rng.permutation(len(x))
-        xs, ys = x[perm], y[perm]
-        for i in range(0, len(x), BATCH):
-            params, state = step(params, state, xs[i:i + BATCH], ys[i:i + BATCH])
-        jax.block_until_ready(params)
-        times.append(time.perf_counter() - t0)
+    times, params = hand_loop(step, params, state, x, y, BATCH, epochs)
     return times, float(jax.jit(loss_fn)(params, x, y))
 
 

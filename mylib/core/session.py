@@ -495,19 +495,8 @@ class Session:
         plan.uses_rng = info["uses_rng"]
         plan.rng_ops = rng_ops
         static_by_tensor = info["static"]
-        # Map fetch results back to `leaves` order (ops give None).
-        idx = {}
-        plan.static = []
-        j = 0
-        order = []
-        for el in leaves:
-            if isinstance(el, Operation):
-                order.append(None)
-            else:
-                order.append(j)
-                j += 1
-        plan.n_fetch = tuple(order)
-        plan.static = [None if o is None else static_by_tensor.get(o) for o in order]
+        plan.n_fetch = _fetch_order(leaves)
+        plan.static = [None if o is None else static_by_tensor.get(o) for o in plan.n_fetch]
         return plan
 
     def _place(self, ops):
@@ -532,15 +521,8 @@ class Session:
         plan.status = ()
         plan.fetch_tensors = fetch_tensors
         plan.feeds = feed_keys
-        order, j = [], 0
-        for el in leaves:
-            if isinstance(el, Operation):
-                order.append(None)
-            else:
-                order.append(j)
-                j += 1
-        plan.n_fetch = tuple(order)
-        plan.static = [None] * len(order)
+        plan.n_fetch = _fetch_order(leaves)
+        plan.static = [None] * len(plan.n_fetch)
         return plan
 
     def _execute_with_options(self, plan, feed_vals, options, run_metadata):
@@ -644,6 +626,18 @@ class Session:
             self._store.clear()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _fetch_order(leaves):
+    """For each fetched element, its index among the fetched tensors (None for ops)."""
+    order, j = [], 0
+    for el in leaves:
+        if isinstance(el, Operation):
+            order.append(None)
+        else:
+            order.append(j)
+            j += 1
+    return tuple(order)
 
 
 def _dtype_of(v):
