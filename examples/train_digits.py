@@ -82,7 +82,9 @@ def main(argv=None):
         shuffle, chief = True, True
     model.summary()
     t0 = time.perf_counter()
-    callbacks = [ml.callbacks.TensorBoard(log_dir=args.logdir)] if chief else []
+    # Under a multi-worker strategy only the chief writes to --logdir (the callback
+    # sends the other workers' logs to a temporary directory).
+    callbacks = [ml.callbacks.TensorBoard(log_dir=args.logdir)]
     history = model.fit(x_tr, y_tr, batch_size=args.batch_size, epochs=args.epochs,
                         validation_split=0.1, verbose=args.verbose, shuffle=shuffle,
                         callbacks=callbacks)
@@ -91,7 +93,8 @@ def main(argv=None):
     print(f"trained {args.epochs} epochs in {seconds:.1f} s; "
           f"final val_accuracy {history.history['val_accuracy'][-1]:.4f}")
     print(f"test loss {test_loss:.4f}  test accuracy {test_acc:.4f}")
-    print(f"TensorBoard logs in {args.logdir}  (tensorboard --logdir {args.logdir})")
+    if chief:
+        print(f"TensorBoard logs in {args.logdir}  (tensorboard --logdir {args.logdir})")
     return {"test_accuracy": float(test_acc), "test_loss": float(test_loss),
             "seconds": seconds, "history": history.history}
 

@@ -65,6 +65,14 @@ class ModelCheckpoint(Callback):
         if self.save_freq == "epoch":
             self._save(epoch, None, logs or {})
 
+    def on_train_end(self, logs=None):
+        tmp = getattr(self, "_tmp_dir", None)
+        if tmp is not None:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+            self._tmp_dir = None
+
     def _path(self, epoch, batch, logs):
         fields = dict(logs)
         fields["epoch"] = epoch + 1
@@ -79,6 +87,16 @@ class ModelCheckpoint(Callback):
 
     def _save(self, epoch, batch, logs):
         path = self._path(epoch, batch, logs)
+        from mylib.callbacks.tensorboard import is_chief
+
+        if not is_chief(self.model):
+            # Non-chief workers of a multi-worker job write to a temporary location
+            # (removed when training ends); the chief writes `filepath`.
+            import tempfile
+
+            if getattr(self, "_tmp_dir", None) is None:
+                self._tmp_dir = tempfile.mkdtemp(prefix="mylib_ckpt_worker_")
+            path = os.path.join(self._tmp_dir, os.path.basename(path))
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:

@@ -127,6 +127,17 @@ class TensorBoard(Callback):
         self._graph_written = False
         self._global_batch = 0
 
+    def _base_dir(self):
+        """`log_dir` on the chief; on the other workers of a multi-worker job a
+        temporary directory, removed when training ends (as TensorFlow does)."""
+        if is_chief(self.model):
+            return self.log_dir
+        if getattr(self, "_tmp_dir", None) is None:
+            import tempfile
+
+            self._tmp_dir = tempfile.mkdtemp(prefix="mylib_tb_worker_")
+        return self._tmp_dir
+
     def _writer(self, run):
         w = self._writers.get(run)
         if w is None:
@@ -136,7 +147,7 @@ class TensorBoard(Callback):
             # writer keeps a second fit in the same second from overwriting the first.
             TensorBoard._n_writers += 1
             w = self._writers[run] = SummaryWriter(
-                os.path.join(self.log_dir, run),
+                os.path.join(self._base_dir(), run),
                 filename_suffix=f".{os.getpid()}.{TensorBoard._n_writers}.v2")
         return w
 
@@ -196,3 +207,16 @@ class TensorBoard(Callback):
         for w in self._writers.values():
             w.close()
         self._writers = {}
+        tmp = getattr(self, "_tmp_dir", None)
+        if tmp is not None:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+            self._tmp_dir = None
+
+
+def is_chief(model):
+    """Whether this process writes logs and checkpoints: always, except on the
+    non-chief workers of a multi-worker strategy."""
+    dist = getattr(getattr(model, "graph", None), "_distribution", None)
+    return bool(getattr(dist, "should_save_summary", True))

@@ -78,3 +78,18 @@ def test_killed_worker_is_reported_and_job_stops(tmp_path):
     assert rc == 1
     assert "worker 1 failed first: exit status 3" in log, log[-2000:]
     assert "timed out" not in log  # the survivor stopped by itself, within the grace
+
+
+@pytest.mark.slow
+def test_only_the_chief_writes_tensorboard_logs(tmp_path):
+    out = io.StringIO()
+    logdir = tmp_path / "logs"
+    root = HERE.parents[1]
+    rc = launch([str(root / "examples" / "train_digits.py"), "--strategy", "multi_worker",
+                 "--epochs", "2", "--verbose", "0", "--logdir", str(logdir)],
+                num_workers=2, timeout=240, out=out)
+    assert rc == 0, out.getvalue()[-2000:]
+    assert len(list((logdir / "train").iterdir())) == 1  # one writer: the chief's
+    assert len(list((logdir / "validation").iterdir())) == 1
+    assert "[worker 0] TensorBoard logs in" in out.getvalue()
+    assert "[worker 1] TensorBoard logs in" not in out.getvalue()
