@@ -8,7 +8,6 @@ Flatten -> Dense(10), Adam 1e-3, batch 64, on scikit-learn's 8x8 digits (1,797 i
 """
 
 import argparse
-import functools
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -17,11 +16,10 @@ import flax.linen as nn  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
-from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
-                      keras_timer_callback, mylib_timer_callback)
+from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
+                      mylib_timer_callback, run_flax_classifier)
 
 BATCH = 64
 
@@ -44,22 +42,8 @@ class FlaxCNN(nn.Module):
 
 
 def run_flax(x, y, epochs):
-    model = FlaxCNN()
-    params = model.init(jax.random.key(0), jnp.zeros((1, 8, 8, 1), jnp.float32))
-    tx = optax.adam(1e-3, eps=1e-7)
-    state = tx.init(params)
-
-    def loss_fn(p, xb, yb):
-        return optax.softmax_cross_entropy_with_integer_labels(model.apply(p, xb), yb).mean()
-
-    @functools.partial(jax.jit, donate_argnums=(0, 1))
-    def step(p, s, xb, yb):
-        g = jax.grad(loss_fn)(p, xb, yb)
-        u, s = tx.update(g, s, p)
-        return optax.apply_updates(p, u), s
-
-    times, params = hand_loop(step, params, state, x, y, BATCH, epochs)
-    return times, float(jax.jit(loss_fn)(params, x, y))
+    return run_flax_classifier(FlaxCNN(), jnp.zeros((1, 8, 8, 1), jnp.float32), x, y, BATCH,
+                               epochs, 1e-3)
 
 
 def run_mylib(x, y, epochs):

@@ -9,7 +9,6 @@ windows, batch 128, Adam 3e-3.
 """
 
 import argparse
-import functools
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -18,11 +17,10 @@ import flax.linen as nn  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
-from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
-                      keras_timer_callback, mylib_timer_callback)
+from _harness import (EpochTimer, compare, keras_jax, keras_timer_callback,  # noqa: E402
+                      mylib_timer_callback, run_flax_classifier)
 
 SEQ, BATCH, N, UNITS, EMB = 32, 128, 8192, 128, 32
 
@@ -51,22 +49,8 @@ class FlaxLM(nn.Module):
 
 
 def run_flax(x, y, vocab, epochs):
-    model = FlaxLM(vocab)
-    params = model.init(jax.random.key(0), jnp.zeros((1, SEQ), jnp.int32))
-    tx = optax.adam(3e-3, eps=1e-7)
-    state = tx.init(params)
-
-    def loss_fn(p, xb, yb):
-        return optax.softmax_cross_entropy_with_integer_labels(model.apply(p, xb), yb).mean()
-
-    @functools.partial(jax.jit, donate_argnums=(0, 1))
-    def step(p, s, xb, yb):
-        g = jax.grad(loss_fn)(p, xb, yb)
-        u, s = tx.update(g, s, p)
-        return optax.apply_updates(p, u), s
-
-    times, params = hand_loop(step, params, state, x, y, BATCH, epochs)
-    return times, float(jax.jit(loss_fn)(params, x, y))
+    return run_flax_classifier(FlaxLM(vocab), jnp.zeros((1, SEQ), jnp.int32), x, y, BATCH,
+                               epochs, 3e-3)
 
 
 def run_mylib(x, y, vocab, epochs):

@@ -323,7 +323,8 @@ class Loss:
         self.name = name or _snake(type(self).__name__)
 
     def call(self, y_true, y_pred):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `call` (abstract in the base class)")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         from mylib.core.graph import name_scope

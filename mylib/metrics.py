@@ -107,10 +107,12 @@ class Metric:
 
     # ------------------------------------------------------------ API
     def update_state(self, y_true, y_pred, sample_weight=None):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `update_state` (abstract in the base class)")
 
     def result(self):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `result` (abstract in the base class)")
 
     def reset_state(self):
         """An op assigning zeros to every state variable (also initializes them)."""

@@ -74,15 +74,18 @@ class ClusterResolver:
     """Base: a `cluster_spec()`, this process's `task_type` and `task_id`."""
 
     def cluster_spec(self):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `cluster_spec` (abstract in the base class)")
 
     @property
     def task_type(self):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `task_type` (abstract in the base class)")
 
     @property
     def task_id(self):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `task_id` (abstract in the base class)")
 
     def workers(self):
         """The ``(task_type, task_id, address)`` of every chief/worker, chief first:
@@ -128,7 +131,7 @@ class SimpleClusterResolver(ClusterResolver):
         return self._id
 
 
-class TFConfigClusterResolver(ClusterResolver):
+class TFConfigClusterResolver(SimpleClusterResolver):
     """Reads the cluster and this task from ``TF_CONFIG`` (or `tf_config`, a dict).
 
     Raises:
@@ -146,18 +149,6 @@ class TFConfigClusterResolver(ClusterResolver):
                 except json.JSONDecodeError as e:
                     raise errors.InvalidArgumentError(f"TF_CONFIG is not valid JSON: {e}") from None
         self._config = tf_config
-        self._spec = ClusterSpec(tf_config.get("cluster", {}))
         task = tf_config.get("task", {})
-        self._type = task.get("type")
-        self._id = int(task["index"]) if "index" in task else None
-
-    def cluster_spec(self):
-        return self._spec
-
-    @property
-    def task_type(self):
-        return self._type
-
-    @property
-    def task_id(self):
-        return self._id
+        super().__init__(tf_config.get("cluster", {}), task.get("type"),
+                         int(task["index"]) if "index" in task else None)

@@ -18,7 +18,8 @@ from mylib.core.op_registry import NotDifferentiable, OpDef
 
 class Initializer:
     def __call__(self, shape, dtype=None):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `__call__` (abstract in the base class)")
 
     def get_config(self):
         return {}

@@ -172,7 +172,8 @@ class _RNN(Layer):
         return output
 
     def _step(self, x_t, states, rdm):
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `_step` (abstract in the base class)")
 
     def _rec(self, h, rdm):
         return h * rdm if rdm is not None else h

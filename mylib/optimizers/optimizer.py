@@ -78,7 +78,8 @@ class Optimizer:
     # ------------------------------------------------------------ hyperparameters
     def _hparams(self):
         """The ``(name, value)`` pairs passed to the optax transform builder."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `_hparams` (abstract in the base class)")
 
     def get_config(self):
         """The constructor arguments (a schedule is returned as the object itself)."""
