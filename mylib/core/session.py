@@ -429,7 +429,15 @@ class Session:
                 raise errors.InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{op.name}' with dtype "
                     f"{op.attrs['dtype']} and shape {TensorShape(op.attrs['shape'])}", op=op)
-        if getattr(self._graph, "_distribution", None) is not None:
+        dist = getattr(self._graph, "_distribution", None)
+        cluster_plan = getattr(dist, "cluster_plan", None)
+        if cluster_plan is not None:
+            # A parameter-server strategy cuts the step across its tasks.
+            remote = cluster_plan(self, ops, feed_keys, fetch_tensors, targets)
+            if remote is not None:
+                return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors,
+                                                  None, remote)
+        if dist is not None:
             placed = {}  # the strategy's layout decides where the step runs
         else:
             placed = self._place(ops)
@@ -510,10 +518,11 @@ class Session:
                 op.device = device_name(d)
         return placed
 
-    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed):
+    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None):
         from mylib.core.executor import SegmentedPlan
 
-        seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
+        if seg is None:
+            seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
         plan = _Plan()
         plan.segmented = seg
         plan.fn = None
@@ -595,16 +604,32 @@ class Session:
         return [None if o is None else outs[o] for o in plan.n_fetch]
 
     # --- variable values (for savers, Keras weights) ---
+    def _remote_store(self, keys):
+        """The strategy's store when it holds `keys` (variables on parameter servers)."""
+        rs = getattr(getattr(self._graph, "_distribution", None), "variable_store", None)
+        if rs is not None and keys and all(rs.owns(k) for k in keys):
+            return rs
+        return None
+
     def _get_var(self, key):
+        rs = self._remote_store([key])
+        if rs is not None:
+            return rs.get([key])[0]
         return self._store.get(key)
 
     def _set_var(self, key, value):
+        rs = self._remote_store([key])
+        if rs is not None:
+            return rs.set({key: value})
         with self._lock:
             self._store[key] = value
 
     def _read_vars(self, keys):
         """Host (numpy) copies of the values of `keys`, one consistent snapshot taken
         under the lock (None for an uninitialized key). For the Saver."""
+        rs = self._remote_store(list(keys))
+        if rs is not None:
+            return rs.get(list(keys))
         with self._lock:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
@@ -616,6 +641,9 @@ class Session:
 
     def _assign_vars(self, values):
         """Sets `{key: array}` all at once under the lock (checked by the caller)."""
+        rs = self._remote_store(list(values))
+        if rs is not None:
+            return rs.set(values)
         with self._lock:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")

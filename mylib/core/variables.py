@@ -7,6 +7,8 @@ hold independent values.
 
 from __future__ import annotations
 
+import contextlib
+
 from mylib.core import dtypes as _dtypes
 from mylib.core import errors
 from mylib.core.graph import GraphKeys, Operation, Tensor, get_default_graph
@@ -92,7 +94,8 @@ class Variable:
                     f"Variable '{handle_name}': initial value shape {iv.shape} is not "
                     f"compatible with shape {as_shape(shape)}")
             self._shape = vshape
-            with g.control_dependencies(None):
+            with g.control_dependencies(None), _default_device(g, handle_name, vshape,
+                                                               self._dtype):
                 self._handle = state_ops.VarHandleOp(
                     dtype=self._dtype.name, shape=vshape.as_tuple(),
                     shared_name=handle_name, trainable=bool(trainable), name=handle_name + "/")
@@ -175,6 +178,22 @@ class Variable:
         """A new read of the variable, as an `Identity` named ``Read`` (TF's)."""
         with self._graph.name_scope(self._name + "/"):
             return array_ops.identity(self.value(), name="Read")
+
+    @_in_own_graph
+    def sparse_read(self, indices, name=None):
+        """Rows `indices` of the variable, read by one `ResourceGather` (TF's
+        `sparse_read`): only those rows leave the variable's device.
+
+        Args:
+          indices: int32/int64 `Tensor` of any shape, values in [0, shape[0]).
+          name: optional op name.
+        Returns:
+          `Tensor` `indices.shape + shape[1:]` of the variable's dtype. Its gradient with
+          respect to the variable is an `IndexedSlices` naming only those rows.
+        """
+        i = convert_to_tensor(indices, dtype_hint=_dtypes.int32)
+        return state_ops.ResourceGather(self._handle, i, dtype=self._dtype.name,
+                                        shape=self._shape.as_tuple(), name=name)
 
     def _as_tensor(self):
         return self.value()
@@ -295,6 +314,17 @@ for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", 
         return f
 
     setattr(Variable, _n, _mk(_n))
+
+
+def _default_device(g, name, shape, dtype):
+    """The device scope of a new variable's handle: the graph's distribution strategy
+    may choose one (a parameter server) when neither a device scope nor a colocation
+    does."""
+    dist = getattr(g, "_distribution", None)
+    hook = getattr(dist, "default_variable_device", None)
+    if hook is None or g._current_device() or g._state.colocate is not None:
+        return contextlib.nullcontext()
+    return g.device(hook(g, name, shape, dtype))
 
 
 def _make_with_creators(*args, **kwargs):

@@ -18,3 +18,7 @@ from mylib.distribute.cluster_resolver import (ClusterResolver, ClusterSpec,  # 
                                                SimpleClusterResolver,
                                                TFConfigClusterResolver)
 from mylib.distribute.multi_worker import MultiWorkerMirroredStrategy  # noqa: F401
+from mylib.distribute.parameter_server import ParameterServerStrategy  # noqa: F401,E402
+from mylib.distribute.sharded_variable import (FixedShardsPartitioner,  # noqa: F401,E402
+                                               MaxSizePartitioner, MinSizePartitioner,
+                                               ShardedVariable)

@@ -247,10 +247,18 @@ class Optimizer:
         self._ensure_built(graph)
         with graph.as_default(), graph.name_scope(""), graph.name_scope(self._scope), \
                 graph.name_scope(name or "update"):
+            # A parameter-server strategy in synchronous mode marks each gradient as
+            # the mean over the aggregated replicas (`aggregate_gradient`).
+            aggregate = getattr(getattr(graph, "_distribution", None), "aggregate_gradient",
+                                None)
             dense = []
             for g, v in kept:
+                if aggregate is not None:
+                    g = aggregate(g, v)
                 if isinstance(g, IndexedSlices):
-                    g = indexed_slices_to_dense(g)
+                    # Made dense where the variable lives: only the rows travel there.
+                    with graph.colocate_with(v.handle.op):
+                        g = indexed_slices_to_dense(g)
                 dense.append(convert_to_tensor(g))
             if self.global_clipnorm is not None:
                 # The global norm spans every variable: clip in graph ops first, so the

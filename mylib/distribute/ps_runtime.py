@@ -1,0 +1,311 @@
+"""The tasks of a parameter-server cluster as Ray actors, and the local Ray instance.
+
+Each parameter server and each worker is a Ray actor holding a copy of the graph
+(shipped as a `GraphDef`, re-shipped when the graph grows) and a mylib `Session` for
+its part of it: the parameter servers' sessions hold the variables; workers run the
+forward and backward passes and call the parameter servers directly (Ray actor calls:
+tensors move as numpy arrays through Ray's object store, never through hand-written
+sockets).
+
+`start_local_ray` starts the embedded single-machine cluster: loopback only, Ray's
+token authentication on (a fresh random token, kept in the environment of this
+process and its Ray processes, never written to disk), no dashboard, its session files
+in a temporary directory removed by `stop_local_ray`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+NEED_GRAPH = "__mylib_need_graph__"
+NEED_SPEC = "__mylib_need_spec__"
+_TOKEN = None  # one random token per process (Ray caches it)
+
+_RAY_ENV = {
+    # Ray's single-node local mode: every socket on 127.0.0.1.
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "token",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_DEDUP_LOGS": "0",
+}
+
+
+def import_ray():
+    """Ray, or ImportError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            "ParameterServerStrategy runs on Ray, which is not installed: "
+            "pip install 'mylib[ps]' (or pip install 'ray>=2.52')") from None
+    return ray
+
+
+class LocalRay:
+    """A Ray instance started for one strategy; `stop()` shuts it down and removes its
+    files, and restores the environment variables it set."""
+
+    def __init__(self, num_cpus, object_store_memory=None):
+        import sys
+
+        global _TOKEN
+        self._saved = {k: os.environ.get(k) for k in list(_RAY_ENV) + ["RAY_AUTH_TOKEN"]}
+        # Ray reads these when it is imported and when it starts: set them first.
+        fresh = "ray" not in sys.modules
+        os.environ.update(_RAY_ENV)
+        if _TOKEN is None:
+            _TOKEN = secrets.token_hex(32)
+        os.environ["RAY_AUTH_TOKEN"] = _TOKEN
+        ray = import_ray()
+        if ray.is_initialized():
+            self._restore()
+            raise RuntimeError(
+                "Ray is already initialized in this process; pass address='auto' to "
+                "ParameterServerStrategy to use that cluster, or shut it down first.")
+        del fresh
+        self.temp_dir = tempfile.mkdtemp(prefix="mylib-ray-", dir="/tmp")
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                # Ray starts its processes with fork+exec, which JAX's fork hook warns
+                # about; exec replaces the child at once.
+                warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called")
+                ray.init(num_cpus=num_cpus, include_dashboard=False, _temp_dir=self.temp_dir,
+                         configure_logging=False, log_to_driver=True,
+                         object_store_memory=object_store_memory)
+        except BaseException:
+            self._restore()
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            raise
+        self._ray = ray
+
+    def _restore(self):
+        for k, v in self._saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def stop(self):
+        if self._ray is None:
+            return
+        try:
+            self._ray.shutdown()
+        finally:
+            self._ray = None
+            self._restore()
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+class TaskServer:
+    """What every task actor does: hold the graph copy and a Session, run segments."""
+
+    def __init__(self, job, index, x64=True):
+        import mylib  # noqa: F401 - registers the ops (and enables x64 as the driver)
+
+        self.job = job
+        self.index = index
+        self.version = -1
+        self.graph = None
+        self.session = None
+        self.runner = None
+        self._graph_lock = threading.Lock()
+        self._born = time.time()
+
+    def ping(self):
+        return (self.job, self.index, os.getpid(), self.version)
+
+    def load_graph(self, version, graph_def_bytes):
+        """Replaces the graph copy by version `version`, keeping variable values."""
+        from mylib.core.graph import Graph
+        from mylib.core.graph_io import GraphDef, import_graph_def
+        from mylib.core.session import Session
+        from mylib.distribute.ps_plan import SegmentRunner
+
+        with self._graph_lock:
+            if version <= self.version:
+                return self.version
+            g = Graph()
+            with g.as_default():
+                import_graph_def(GraphDef.FromString(graph_def_bytes), name="")
+            sess = Session(graph=g)
+            if self.session is not None:
+                with self.session._lock:
+                    sess._store.update(self.session._store)
+                    sess._rng_counts.update(self.session._rng_counts)
+            self.graph, self.session = g, sess
+            self.runner = SegmentRunner(g, sess)
+            self._on_graph()
+            self.version = version
+            return version
+
+    def _on_graph(self):
+        pass
+
+    def run_segment(self, version, seg_id, values, seg=None):
+        if version != self.version:
+            return NEED_GRAPH
+        runner = self.runner
+        if seg is None and not runner.knows(seg_id):
+            return NEED_SPEC
+        from mylib.distribute.ps_plan import to_host
+
+        outs = runner.run(seg if seg is not None else {"id": seg_id}, values)
+        return [to_host(o) for o in outs]
+
+    def get_values(self, keys):
+        """Host copies of variables `keys` (None where uninitialized)."""
+        if self.session is None:
+            return [None] * len(keys)
+        return self.session._read_vars(list(keys))
+
+    def set_values(self, values):
+        """Sets variables from `{key: array}`."""
+        import jax.numpy as jnp
+
+        if self.session is None:
+            raise RuntimeError(f"{self.job} task {self.index} has no graph yet")
+        self.session._assign_vars({k: jnp.asarray(v) for k, v in values.items()})
+        return True
+
+    def initialized(self, keys):
+        st = self.session._store if self.session is not None else {}
+        return [k in st for k in keys]
+
+    def exit_now(self, code=1):
+        """Kills this task's process (for fault-tolerance tests)."""
+        os._exit(code)
+
+
+class WorkerServer(TaskServer):
+    """A worker: runs whole steps, calling the parameter servers for their segments."""
+
+    def __init__(self, index, rpc_timeout, x64=True):
+        super().__init__("worker", index, x64)
+        self.ps = []
+        self.rpc_timeout = rpc_timeout
+        self.steps = {}
+        self.iterators = {}
+        self.dataset_fns = {}
+
+    def _on_graph(self):
+        self.steps = {}
+
+    def set_ps(self, ps_handles):
+        self.ps = list(ps_handles)
+
+    def create_dataset(self, key, dataset_fn):
+        """Builds this worker's dataset from `dataset_fn()` (an iterable, a
+        `mylib.data.Dataset`, or a function of an `InputContext`)."""
+        self.dataset_fns[key] = dataset_fn
+        self.iterators.pop(key, None)
+        return True
+
+    def _next(self, key):
+        it = self.iterators.get(key)
+        if it is None:
+            fn = self.dataset_fns.get(key)
+            if fn is None:
+                from mylib.core import errors
+
+                raise errors.FailedPreconditionError(
+                    f"worker {self.index} has no per-worker dataset {key}")
+            it = self.iterators[key] = iter(fn())
+        try:
+            el = next(it)
+        except StopIteration:
+            from mylib.core import errors
+
+            raise errors.OutOfRangeError(
+                f"End of sequence: the per-worker dataset on worker {self.index} is "
+                "exhausted") from None
+        import jax
+
+        return [np.asarray(x) for x in jax.tree_util.tree_leaves(el)]
+
+    def run_step(self, version, spec_id, feed_vals, mode, spec=None, delay=0.0):
+        """Runs step `spec_id` (its `spec` the first time) with `feed_vals` (where a
+        ``("__iter__", key)`` entry stands for the leaves of the next element of a
+        per-worker dataset). `delay` (seconds) makes this worker artificially slow."""
+        if version != self.version:
+            return NEED_GRAPH
+        st = self.steps.get(spec_id)
+        if st is None:
+            if spec is None:
+                return NEED_SPEC
+            from mylib.distribute.ps_plan import StepRunner
+
+            st = self.steps[spec_id] = StepRunner(spec, self.graph, self.session,
+                                                  self._call_ps, self._wait)
+        vals = []
+        for v in feed_vals:
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == "__iter__":
+                vals.extend(self._next(v[1]))
+            else:
+                vals.append(v)
+        if delay:
+            time.sleep(delay)
+        from mylib.distribute.ps_plan import to_host
+
+        out = st.run(vals, mode=mode)
+        if mode == "ungated":
+            fetched, payload = out
+            return [to_host(v) for v in fetched], payload
+        return [to_host(v) for v in out]
+
+    # --- calls to the parameter servers ---
+    def _call_ps(self, task, seg, values):
+        return (task, seg, values, self.ps[task].run_segment.remote(self.version, seg["id"],
+                                                                    values))
+
+    def _wait(self, pending):
+        return wait_ps(pending, self.ps, self.version, self.rpc_timeout)
+
+
+def wait_ps(pending, ps_handles, version, timeout):
+    """Waits for parameter-server segment calls ``(task, seg, values, ref)``; resends a
+    segment's spec where the server asks for it. Raises UnavailableError when a server
+    died or restarted (its graph is gone) or DeadlineExceededError past `timeout`."""
+    import ray
+
+    from mylib.core import errors
+
+    refs = [p[3] for p in pending]
+    try:
+        results = ray.get(refs, timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        late = sorted({p[0] for p, r in zip(pending, refs) if r not in ready})
+        raise errors.DeadlineExceededError(
+            f"parameter server task(s) {late} did not answer within {timeout} s") from None
+    except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
+        raise errors.UnavailableError(
+            f"a parameter server task is unavailable: {_short(e)}") from None
+    out = []
+    for (task, seg, values, _), r in zip(pending, results):
+        if isinstance(r, str) and r == NEED_SPEC:
+            try:
+                r = ray.get(ps_handles[task].run_segment.remote(version, seg["id"], values, seg),
+                            timeout=timeout)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
+                raise errors.UnavailableError(
+                    f"parameter server task {task} is unavailable: {_short(e)}") from None
+        if isinstance(r, str) and r == NEED_GRAPH:
+            raise errors.UnavailableError(
+                f"parameter server task {task} restarted and lost its state (/job:ps/task:"
+                f"{task}); it must be restored before training continues")
+        out.append(r)
+    return out
+
+
+def _short(e):
+    s = str(e).strip().splitlines()
+    return s[0][:300] if s else type(e).__name__
