@@ -9,6 +9,7 @@ train run as a GraphDef for TensorBoard's graph tab.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -105,8 +106,21 @@ class TensorBoard(Callback):
       histogram_freq: every this many epochs, histograms of the weights (0: never),
         read from the model's weights (no validation data needed), tagged by weight
         name (``dense/kernel``).
+      profile_batch: training batches to profile with the JAX (XLA) profiler, as
+        Keras: 0 (default) disables it; an int N profiles the N-th batch; a pair
+        ``(start, stop)`` (or the string ``"start,stop"``) profiles batches start to
+        stop inclusive. Batches are counted from 1 across the epochs of one `fit`. The
+        trace goes to ``<log_dir>/train/plugins/profile/<run>/`` (``*.xplane.pb``,
+        ``*.trace.json.gz``), where TensorBoard's profile plugin finds it. The profiler
+        is process-wide: when another trace is running, this one is skipped with a
+        warning.
 
     The optimizer's learning rate is written each epoch as ``epoch_learning_rate``.
+
+    Raises:
+      ValueError: `update_freq` not "epoch", "batch" or a positive int; `profile_batch`
+        not a non-negative int or a pair ``(start, stop)`` with ``0 < start <= stop``
+        (the message names `profile_batch`).
     """
 
     _n_writers = 0
@@ -123,6 +137,10 @@ class TensorBoard(Callback):
             raise ValueError("`update_freq` must be 'epoch', 'batch' or a positive int. "
                              f"Received: update_freq={update_freq!r}")
         self.update_freq = update_freq
+        self._start_batch, self._stop_batch = _parse_profile_batch(profile_batch)
+        self.profile_batch = profile_batch
+        self._profiling = False
+        self._step_trace = None
         self._writers = {}
         self._graph_written = False
         self._global_batch = 0
@@ -162,13 +180,59 @@ class TensorBoard(Callback):
             w.flush()
             self._graph_written = True
 
+    def on_train_batch_begin(self, batch, logs=None):
+        if not self._stop_batch:
+            return
+        n = self._global_batch + 1  # 1-based, counted across epochs (Keras)
+        if n == self._start_batch:
+            self._start_profiler()
+        if self._profiling:
+            import jax
+
+            # Step markers let the profile plugin's overview split the trace by batch.
+            self._step_trace = jax.profiler.StepTraceAnnotation("train", step_num=n)
+            self._step_trace.__enter__()
+
     def on_train_batch_end(self, batch, logs=None):
         self._global_batch += 1
+        if self._profiling:
+            # The step runs asynchronously: wait for its outputs so the trace holds it.
+            for v in (logs or {}).values():
+                np.asarray(v)
+            if self._step_trace is not None:
+                self._step_trace.__exit__(None, None, None)
+                self._step_trace = None
+            if self._global_batch >= self._stop_batch:
+                self._stop_profiler()
         if isinstance(self.update_freq, int) and logs and \
                 self._global_batch % self.update_freq == 0:
             w = self._writer("train")
             for k, v in logs.items():
                 w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)
+
+    def _start_profiler(self):
+        import jax
+
+        try:
+            jax.profiler.start_trace(os.path.join(self._base_dir(), "train"))
+            self._profiling = True
+        except Exception as e:  # noqa: BLE001 - profiling must never stop training
+            warnings.warn(f"TensorBoard: the profiler did not start ({e}); batches "
+                          f"{self._start_batch}-{self._stop_batch} are not profiled.",
+                          stacklevel=3)
+
+    def _stop_profiler(self):
+        import jax
+
+        if self._step_trace is not None:
+            self._step_trace.__exit__(None, None, None)
+            self._step_trace = None
+        self._profiling = False
+        try:
+            jax.profiler.stop_trace()
+        except Exception as e:  # noqa: BLE001
+            warnings.warn(f"TensorBoard: the profiler did not stop cleanly ({e}).",
+                          stacklevel=3)
 
     def _learning_rate(self):
         # The float learning-rate variable, or the schedule's value at the current step.
@@ -204,6 +268,8 @@ class TensorBoard(Callback):
             w.flush()
 
     def on_train_end(self, logs=None):
+        if self._profiling:  # training ended inside the profiled range
+            self._stop_profiler()
         for w in self._writers.values():
             w.close()
         self._writers = {}
@@ -213,6 +279,36 @@ class TensorBoard(Callback):
 
             shutil.rmtree(tmp, ignore_errors=True)
             self._tmp_dir = None
+
+
+def _parse_profile_batch(profile_batch):
+    """``(start, stop)`` of Keras's `profile_batch` (``(0, 0)`` when disabled)."""
+    message = ("`profile_batch` must be a non-negative int or a pair of positive ints "
+               "(start, stop) with start <= stop, the range of batches to profile. "
+               f"Received: profile_batch={profile_batch!r}")
+    value = profile_batch
+    if isinstance(value, str):  # Keras's legacy "start,stop" / "N"
+        try:
+            value = [int(p) for p in value.split(",")]
+        except ValueError:
+            raise ValueError(message) from None
+        value = value[0] if len(value) == 1 else value
+    if value is None or value is False:
+        return 0, 0
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        start = stop = int(value)
+    elif isinstance(value, (tuple, list)) and len(value) == 2 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        start, stop = (int(v) for v in value)
+        if start == 0 and stop == 0:
+            return 0, 0
+        if start <= 0:
+            raise ValueError(message)
+    else:
+        raise ValueError(message)
+    if start < 0 or stop < start:
+        raise ValueError(message)
+    return start, stop
 
 
 def is_chief(model):

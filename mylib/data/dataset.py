@@ -432,12 +432,38 @@ class Dataset:
         return Dataset(gen, self._element_spec, card)
 
     def cache(self, filename=""):
-        """Keeps the elements of the first complete pass in memory; later passes replay
-        them without running the upstream pipeline (an incomplete pass is not kept)."""
-        if filename:
-            raise NotImplementedError("Dataset.cache(filename) to a file is not supported; "
-                                      "use cache() (in memory).")
+        """Caches the elements of the first complete pass, as `tf.data`'s `cache`: later
+        passes replay them without running the upstream pipeline.
+
+        Args:
+          filename: "" keeps the elements in memory, in this `Dataset` object. A path
+            prefix stores them on disk instead: the first complete pass writes
+            ``<filename>.cache-data-<token>`` (the components of each element in numpy
+            ``.npy`` format, no pickle) and ``<filename>.cache-index.json``; from then on
+            every pass, of this dataset or of any dataset (in any process) cached to the
+            same `filename`, reads the files instead of running the upstream pipeline.
+            The files are not matched against the pipeline (as in TensorFlow): delete
+            them when the pipeline changes.
+
+        A pass that stops early (``take``, ``break``, an error) keeps nothing: in memory
+        the elements are dropped; on disk the data goes to a temporary file that is
+        only renamed, and the index written, when the upstream pipeline ends, so a
+        partial cache is never read. Elements may be arrays, numpy scalars, or
+        tuples / lists / dicts / namedtuples of them (a namedtuple read in another
+        process is rebuilt as a namedtuple of the same name and fields).
+
+        Returns:
+          A `Dataset` with this one's element spec and cardinality.
+        Raises:
+          TypeError: (when writing) a component of object dtype, or a dict key that is
+            not a str or int.
+          ValueError: (when writing) elements of differing structure.
+          DataLossError: (when reading) an index that is not mylib's, or a data file
+            missing, truncated or changed since it was written.
+        """
         src = self
+        if filename:
+            return self._file_cache(os.fspath(filename))
         store = []
 
         def gen():
@@ -450,6 +476,35 @@ class Dataset:
                 yield el
             if not store:
                 store.append(seen)
+
+        return Dataset(gen, self._element_spec, self._cardinality)
+
+    def _file_cache(self, prefix):
+        from mylib.data import _file_cache as fc
+
+        src = self
+        first = []  # an element seen here: its types (namedtuples) rebuild later ones
+
+        def gen():
+            index = fc.read_index(prefix)
+            if index is not None:
+                template = first[0] if first and fc.encode_structure(
+                    first[0], []) == index["structure"] else None
+                yield from fc.read_elements(index, _pack, template)
+                return
+            writer = fc.Writer(prefix)
+            done = False
+            try:
+                for el in src:
+                    writer.write(el, _flatten)
+                    if not first:
+                        first.append(el)
+                    yield el
+                writer.commit()
+                done = True
+            finally:
+                if not done:
+                    writer.abort(partial=True)
 
         return Dataset(gen, self._element_spec, self._cardinality)
 

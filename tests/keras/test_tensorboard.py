@@ -65,3 +65,63 @@ def test_tensorboard_graph_written_once_across_fits(tmp_path):
                  for raw in RawEventFileLoader(f).Load()
                  if event_pb2.Event.FromString(raw).HasField("graph_def"))
     assert graphs == 1
+
+
+def _fit_with_profile(log_dir, profile_batch, epochs=2):
+    m = ml.Sequential([L.Input(shape=(3,)), L.Dense(4, activation="relu"), L.Dense(1)])
+    m.compile("sgd", "mse")
+    X = np.random.RandomState(0).randn(24, 3).astype(np.float32)
+    y = X.sum(1)
+    tb = ml.callbacks.TensorBoard(log_dir=str(log_dir), profile_batch=profile_batch)
+    m.fit(X, y, epochs=epochs, batch_size=8, callbacks=[tb], verbose=0)  # 3 batches/epoch
+    return tb
+
+
+def _profile_runs(log_dir):
+    return sorted(p for p in log_dir.glob("train/plugins/profile/*") if p.is_dir())
+
+
+def test_tensorboard_profile_batch_range_writes_a_trace(tmp_path):
+    import jax
+
+    _fit_with_profile(tmp_path, (2, 4))  # crosses the epoch boundary (batches 1-3, 4-6)
+    runs = _profile_runs(tmp_path)
+    assert len(runs) == 1
+    xplanes = list(runs[0].glob("*.xplane.pb"))
+    assert xplanes and xplanes[0].stat().st_size > 0
+    traces = list(runs[0].glob("*.trace.json.gz"))
+    if traces:  # one step marker per profiled batch
+        import gzip
+        import json
+
+        events = json.load(gzip.open(traces[0]))["traceEvents"]
+        assert sum(1 for e in events if e.get("name") == "train" and e.get("ph") == "X") == 3
+    # The profiler was stopped: a new trace can start.
+    jax.profiler.start_trace(str(tmp_path / "other"))
+    jax.profiler.stop_trace()
+
+
+def test_tensorboard_profile_single_batch_and_range_past_the_end(tmp_path):
+    _fit_with_profile(tmp_path / "one", 3, epochs=1)
+    assert len(_profile_runs(tmp_path / "one")) == 1
+    _fit_with_profile(tmp_path / "late", "5,100", epochs=2)  # stopped at train end
+    assert len(_profile_runs(tmp_path / "late")) == 1
+    _fit_with_profile(tmp_path / "never", 50, epochs=1)  # only 3 batches
+    assert _profile_runs(tmp_path / "never") == []
+
+
+def test_tensorboard_profile_batch_zero_writes_no_trace(tmp_path):
+    tb = _fit_with_profile(tmp_path, 0)
+    assert (tmp_path / "train").is_dir()
+    assert not list(tmp_path.rglob("plugins/profile"))
+    assert not tb._profiling
+    _fit_with_profile(tmp_path / "b", (0, 0))
+    assert not list((tmp_path / "b").rglob("plugins/profile"))
+
+
+def test_tensorboard_profile_batch_bad_values():
+    import pytest
+
+    for bad in (-1, (5, 2), (-2, 3), (0, 4), (1, 2, 3), "a,b", 1.5, (1.0, 2.0), True):
+        with pytest.raises(ValueError, match="profile_batch"):
+            ml.callbacks.TensorBoard(log_dir="unused", profile_batch=bad)
