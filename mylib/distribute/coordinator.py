@@ -175,6 +175,15 @@ class ClusterCoordinator:
             self._cond.notify_all()
         return c.value
 
+    def _schedule_traced(self, traced, feed_vals):
+        self._raise_pending()
+        c = _Closure(traced, feed_vals)
+        self._start_threads()
+        with self._cond:
+            self._queue.append(c)
+            self._cond.notify_all()
+        return c.value
+
     def join(self):
         """Blocks until every scheduled closure ran; raises the first error of a
         failed one (and forgets it)."""

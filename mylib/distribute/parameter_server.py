@@ -80,6 +80,7 @@ class _RemoteStore:
         return self.ext.task_of_key(key) is not None
 
     def get(self, keys):
+        self.ext._strategy._ensure_started()
         import ray
 
         by_task = {}
@@ -96,6 +97,7 @@ class _RemoteStore:
         return out
 
     def set(self, values):
+        self.ext._strategy._ensure_started()
         import ray
 
         self.ext.ship_graph()
@@ -186,6 +188,27 @@ class ParameterServerExtended(dl.StrategyExtended):
         return ps_plan.build_spec(ops, feeds, fetch_tensors, targets,
                                   sorted(self.sync_ops))
 
+    def scheduled_callable(self, graph, fetches, feeds, results):
+        """For Keras `fit`: a callable of the feed values that schedules the step on a
+        worker (through the strategy's `ClusterCoordinator`, created if needed) and
+        returns outputs read lazily: reading one waits for every scheduled step
+        (`join`) and then reads `results` (the metrics, held on the parameter servers),
+        as TensorFlow's `fit` under this strategy reports them."""
+        from mylib.distribute.coordinator import ClusterCoordinator
+
+        strategy = self._strategy
+        coord = strategy._coordinator or ClusterCoordinator(strategy)
+        traced = {}
+
+        def call(*vals):
+            tr = traced.get("t")
+            if tr is None:
+                tr = traced["t"] = coord._build_traced(graph, list(fetches), list(feeds))
+            coord._schedule_traced(tr, [np.asarray(v) for v in vals])
+            return _LazyOutputs(coord, graph, fetches, results)
+
+        return call
+
     def aggregate_gradient(self, grad, var):
         """Synchronous mode: marks the gradient the parameter server applies as the
         mean over the aggregated replicas (see `ps_plan`)."""
@@ -209,12 +232,12 @@ class ParameterServerExtended(dl.StrategyExtended):
     def ship_graph(self):
         """Sends the current graph to every task if it grew since the last time;
         returns its version (the number of ops)."""
-        import ray
-
         g = self.graph()
         if g is None:
             return -1
         self._strategy._ensure_started()
+        import ray
+
         with self._lock:
             version = len(g.get_operations())
             if version == self._shipped:
@@ -241,6 +264,57 @@ class ParameterServerExtended(dl.StrategyExtended):
 
         _rget(ray, handle.load_graph.remote(self._shipped, self._graph_bytes),
               max(self.rpc_timeout, 120), "a restarted task (loading the graph)")
+
+
+class _LazyOutputs:
+    """A fit step's outputs under the strategy: ``[None, *metric values]``, read (after
+    `join`) on first access."""
+
+    def __init__(self, coord, graph, fetches, results):
+        self._coord = coord
+        self._graph = graph
+        self._n = len(fetches)
+        self._results = list(results)
+        self._vals = None
+
+    def _load(self):
+        if self._vals is None:
+            from mylib.layers.backend import get_session
+
+            self._coord.join()
+            vals = get_session(self._graph).run(self._results)
+            self._vals = [None] + list(vals)
+        return self._vals
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [_LazyValue(self, j) for j in range(self._n)[i]]
+        return _LazyValue(self, i)
+
+    def __iter__(self):
+        return (self[i] for i in range(self._n))
+
+
+class _LazyValue:
+    def __init__(self, outs, i):
+        self._outs = outs
+        self._i = i
+
+    def value(self):
+        return self._outs._load()[self._i]
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self.value())
+        return a if dtype is None else a.astype(dtype)
+
+    def __float__(self):
+        return float(np.asarray(self.value()))
+
+    def __repr__(self):
+        return repr(self.value())
 
 
 def _nbytes(shape, dtype):

@@ -58,7 +58,13 @@ class LocalRay:
         global _TOKEN
         self._saved = {k: os.environ.get(k) for k in list(_RAY_ENV) + ["RAY_AUTH_TOKEN"]}
         # Ray reads these when it is imported and when it starts: set them first.
-        fresh = "ray" not in sys.modules
+        if "ray" in sys.modules and os.environ.get("RAY_AUTH_MODE") != "token":
+            # Ray fixed its authentication mode when it was imported.
+            import warnings
+
+            warnings.warn("Ray was imported before the strategy started it, without "
+                          "RAY_AUTH_MODE=token: the local Ray instance may fail to start. "
+                          "Set RAY_AUTH_MODE=token before importing ray.", stacklevel=3)
         os.environ.update(_RAY_ENV)
         if _TOKEN is None:
             _TOKEN = secrets.token_hex(32)
@@ -69,7 +75,6 @@ class LocalRay:
             raise RuntimeError(
                 "Ray is already initialized in this process; pass address='auto' to "
                 "ParameterServerStrategy to use that cluster, or shut it down first.")
-        del fresh
         self.temp_dir = tempfile.mkdtemp(prefix="mylib-ray-", dir="/tmp")
         import warnings
 

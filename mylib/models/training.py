@@ -545,7 +545,7 @@ class Model(GraphNetworkMixin, Layer):
                 step_ops = list(updates) + (fx.updates if fx is not None else [])
                 if mode == "train":
                     self._assert_compiled()
-                    tvars = self.trainable_weights
+                    tvars = _expand_sharded(self.trainable_weights)
                     if tvars:
                         scale = getattr(self.optimizer, "scale_loss", None)  # loss scaling
                         grads = gradients(scale(total) if scale else total, tvars)
@@ -562,7 +562,16 @@ class Model(GraphNetworkMixin, Layer):
                 step = array_ops.group(*step_ops, name=f"{mode}_step")
         self._init_all()
         feeds = list(self.inputs) + targets + ([sw] if feed_weights else [])
-        fn = self.session._make_raw_callable([step] + results, feeds)
+        # A parameter-server strategy runs training steps on its workers.
+        sched = getattr(getattr(g, "_distribution", None), "scheduled_callable", None)
+        if mode == "train" and sched is not None:
+            with g.as_default():  # the metrics read after the scheduled steps ran
+                plain = [tr["loss_tracker"].result()] + \
+                    [t.result() for t in tr["out_trackers"]] + \
+                    [obj.result() for _, obj, _ in tr["entries"]]
+            fn = sched(g, [step] + results, feeds, plain)
+        else:
+            fn = self.session._make_raw_callable([step] + results, feeds)
         self._fns[key] = fn
         if mode == "train":
             self._train_graph_built = True
@@ -998,6 +1007,15 @@ class Model(GraphNetworkMixin, Layer):
 
 
 # ------------------------------------------------------------ input sources
+def _expand_sharded(variables):
+    """Variables, with each sharded variable (it has ``.variables``) as its shards."""
+    out = []
+    for v in variables:
+        parts = getattr(v, "variables", None)
+        out.extend(parts if isinstance(parts, list) else [v])
+    return out
+
+
 def _is_stream(x):
     """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
     from mylib.data import Dataset
