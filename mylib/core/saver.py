@@ -716,7 +716,11 @@ class Saver:
             if v.dtype.kind in "OUS":
                 raise errors.InvalidArgumentError(
                     f"Cannot save variable '{k}': dtype {v.dtype} is not an array dtype")
-        write_checkpoint_file(prefix + DATA_SUFFIX, dict(zip(names, values)))
+        arrays = dict(zip(names, values))
+        for full, parts in self._sliced().items():
+            # The shards of a sharded variable are saved as its whole value.
+            arrays[full] = np.concatenate([arrays.pop(n) for _, n in parts], axis=0)
+        write_checkpoint_file(prefix + DATA_SUFFIX, arrays)
         if write_meta_graph:
             self.export_meta_graph(prefix + "." + meta_graph_suffix, sess.graph)
         if write_state:
@@ -763,7 +767,22 @@ class Saver:
                 "ml.train.latest_checkpoint(dir) gives the newest one in a directory")
         index = read_checkpoint_index(path)
         missing, bad = [], []
+        sliced = self._sliced()
+        part_of = {n: full for full, parts in sliced.items() for _, n in parts}
+        for full, parts in sliced.items():
+            v0 = self._vars[parts[0][1]]
+            want = v0._save_slice_info[1]
+            if full not in index:
+                missing.append(full)
+            elif index[full][0] != v0.dtype.np:
+                bad.append(f"'{full}': the variable has dtype {v0.dtype.name}, the "
+                           f"checkpoint has {index[full][0].name}")
+            elif list(index[full][1]) != list(want):
+                bad.append(f"'{full}': the sharded variable has shape {TensorShape(want)}, "
+                           f"the checkpoint has shape {TensorShape(index[full][1])}")
         for name, v in self._vars.items():
+            if name in part_of:
+                continue
             if name not in index:
                 missing.append(name)
                 continue
@@ -784,10 +803,32 @@ class Saver:
             raise errors.InvalidArgumentError(
                 f"Restoring from checkpoint {save_path} failed: " + "; ".join(bad))
         # Reads (checksummed) and places every value before assigning any.
-        arrays = read_checkpoint_file(path, list(self._vars))
+        arrays = read_checkpoint_file(
+            path, [n for n in self._vars if n not in part_of] + list(sliced))
+        for full, parts in sliced.items():  # each shard takes its rows of the whole
+            for off, n in parts:
+                rows = self._vars[n].shape.as_list()[0]
+                arrays[n] = arrays[full][off:off + rows]
         placed = {v._key: jax.device_put(arrays[name], _variable_device(v))
                   for name, v in self._vars.items()}
         sess._assign_vars(placed)
+
+    def _sliced(self):
+        """{whole name: [(row offset, name), ...]} for the shards of sharded variables
+        among the saved variables (kept under their own names), when all are there."""
+        groups = {}
+        for n, v in self._vars.items():
+            info = getattr(v, "_save_slice_info", None)
+            if info is not None and n == v._key:
+                groups.setdefault(info[0], []).append((info[2], n))
+        out = {}
+        for full, parts in groups.items():
+            parts.sort()
+            rows = sum(self._vars[n].shape.as_list()[0] for _, n in parts)
+            info = self._vars[parts[0][1]]._save_slice_info
+            if rows == info[1][0] and full not in self._vars:
+                out[full] = parts
+        return out
 
     def __repr__(self):
         n = "?" if self._vars is None else len(self._vars)

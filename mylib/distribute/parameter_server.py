@@ -251,9 +251,16 @@ class ParameterServerExtended(dl.StrategyExtended):
                     "ParameterServerStrategy sends the graph to its tasks as a GraphDef, "
                     f"and this graph cannot be serialized: {e}") from None
             ref = ray.put(data)
-            handles = list(self.ps_handles) + list(self.worker_handles)
-            _rget(ray, [h.load_graph.remote(version, ref) for h in handles],
-                  max(self.rpc_timeout, 120), "cluster tasks (loading the graph)")
+            wait = max(self.rpc_timeout, 120)
+            wrefs = [h.load_graph.remote(version, ref) for h in self.worker_handles]
+            _rget(ray, [h.load_graph.remote(version, ref) for h in self.ps_handles], wait,
+                  "parameter servers (loading the graph)")
+            for r in wrefs:  # a lost worker gets the graph when it comes back
+                try:
+                    ray.get(r, timeout=wait)
+                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
+                        ray.exceptions.GetTimeoutError):
+                    pass
             self._graph_bytes = ref
             self._shipped = version
             return version
@@ -569,7 +576,7 @@ class ParameterServerStrategy(dl.Strategy):
         if address is None:
             import os
 
-            cpus = max(os.cpu_count() or 1, int(np.ceil(need_cpu)))
+            cpus = os.cpu_count() or 1  # tasks asking for more fail below
             if need_gpu:
                 raise RuntimeError("the local Ray instance has no GPUs to give; start a Ray "
                                    "cluster with GPUs and pass address='auto'")

@@ -48,28 +48,39 @@ def import_ray():
     return ray
 
 
+def _refresh_config():
+    """Ray reads its configuration (authentication mode, token, local mode) from the
+    environment when it is imported; if it was imported before the variables above
+    were set, make it read them again (as Ray itself does when it turns token
+    authentication on)."""
+    try:
+        from ray._raylet import (AuthenticationMode, AuthenticationTokenLoader, Config,
+                                 get_authentication_mode)
+    except ImportError:  # another Ray version: it read the environment at import
+        return
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False  # the local mode: loopback addresses only
+    if get_authentication_mode() != AuthenticationMode.TOKEN:
+        raise RuntimeError("Ray did not turn token authentication on")
+
+
 class LocalRay:
     """A Ray instance started for one strategy; `stop()` shuts it down and removes its
     files, and restores the environment variables it set."""
 
     def __init__(self, num_cpus, object_store_memory=None):
-        import sys
-
         global _TOKEN
         self._saved = {k: os.environ.get(k) for k in list(_RAY_ENV) + ["RAY_AUTH_TOKEN"]}
         # Ray reads these when it is imported and when it starts: set them first.
-        if "ray" in sys.modules and os.environ.get("RAY_AUTH_MODE") != "token":
-            # Ray fixed its authentication mode when it was imported.
-            import warnings
-
-            warnings.warn("Ray was imported before the strategy started it, without "
-                          "RAY_AUTH_MODE=token: the local Ray instance may fail to start. "
-                          "Set RAY_AUTH_MODE=token before importing ray.", stacklevel=3)
         os.environ.update(_RAY_ENV)
         if _TOKEN is None:
             _TOKEN = secrets.token_hex(32)
         os.environ["RAY_AUTH_TOKEN"] = _TOKEN
         ray = import_ray()
+        _refresh_config()
         if ray.is_initialized():
             self._restore()
             raise RuntimeError(

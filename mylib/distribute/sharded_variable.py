@@ -214,6 +214,13 @@ class ShardedVariable:
                              f"requested {_dtypes.as_dtype(dtype).name}")
         return t
 
+    def _as_graph_element(self):
+        """The tensor a fetch of the variable runs (one concatenation, built once)."""
+        t = getattr(self, "_fetch_tensor", None)
+        if t is None:
+            t = self._fetch_tensor = self.value()
+        return t
+
     def sparse_read(self, indices, name=None):
         """Rows `indices` of the logical value, gathered from the shards holding them."""
         from mylib.core.ops import embedding_ops

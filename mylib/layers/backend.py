@@ -47,8 +47,21 @@ def clear_session():
     reset_default_graph()
 
 
+def _shards(v):
+    parts = getattr(v, "variables", None)
+    return parts if isinstance(parts, list) else None
+
+
+def _expand(variables):
+    out = []
+    for v in variables:
+        out.extend(_shards(v) or [v])
+    return out
+
+
 def ensure_initialized(variables):
     """Runs the initializers of those `variables` that their session has no value for."""
+    variables = _expand(variables)
     by_graph = {}
     for v in variables:
         by_graph.setdefault(v.graph, []).append(v)
@@ -66,7 +79,12 @@ def get_values(variables):
     ensure_initialized(variables)
     from mylib.core.session import host_value
 
-    return [np.array(host_value(get_session(v.graph)._get_var(v._key))) for v in variables]
+    out = []
+    for v in variables:
+        parts = _shards(v) or [v]
+        vals = [np.array(host_value(get_session(p.graph)._get_var(p._key))) for p in parts]
+        out.append(vals[0] if len(vals) == 1 else np.concatenate(vals, axis=0))
+    return out
 
 
 def set_values(variables, values, owner="Model"):
@@ -86,4 +104,12 @@ def set_values(variables, values, owner="Model"):
                              f"shape {want}, received an array of shape {a.shape}.")
         arrays.append(jnp.asarray(a, dtype=v.dtype.np))
     for v, a in zip(variables, arrays):
-        get_session(v.graph)._set_var(v._key, a)
+        parts = _shards(v)
+        if parts is None:
+            get_session(v.graph)._set_var(v._key, a)
+            continue
+        off = 0
+        for p in parts:  # a sharded variable: each shard takes its rows
+            rows = p.shape.as_list()[0]
+            get_session(p.graph)._set_var(p._key, a[off:off + rows])
+            off += rows

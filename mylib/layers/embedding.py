@@ -48,7 +48,12 @@ class Embedding(Layer):
 
     def call(self, inputs):
         ids = inputs if inputs.dtype.is_integer else math_ops.cast(inputs, "int32")
-        return array_ops.gather(self.embeddings, ids)
+        # A lookup on the variable itself (`ResourceGather`): where the table lives on
+        # a parameter server (or is sharded over several), only the rows the batch
+        # needs are read there.
+        from mylib.core.ops.embedding_ops import embedding_lookup
+
+        return embedding_lookup(self.embeddings, ids)
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:

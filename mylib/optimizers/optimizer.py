@@ -217,7 +217,9 @@ class Optimizer:
         loss = convert_to_tensor(loss)
         if var_list is None:
             var_list = loss.graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
-        var_list = list(var_list)
+        # A sharded variable (``.variables``: its shards) is optimized shard by shard.
+        var_list = [p for v in var_list for p in (
+            v.variables if isinstance(getattr(v, "variables", None), list) else [v])]
         if not var_list:
             raise ValueError("No variables to optimize.")
         grads = gradients(loss, var_list)
