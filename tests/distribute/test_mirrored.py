@@ -146,3 +146,47 @@ def test_saver_roundtrip_under_strategy(tmp_path):
             np.testing.assert_array_equal(sess2.run(v), np.arange(6).reshape(2, 3) + 1)
             sess2.run(upd)  # a restored value works in the replicated step
             np.testing.assert_array_equal(sess2.run(v), np.arange(6).reshape(2, 3) + 2)
+
+
+def _cnn(optimizer):
+    init = ml.initializers.GlorotUniform
+    m = ml.Sequential([
+        ml.layers.Input((8, 8, 1)),
+        # No conv bias before BatchNormalization: its gradient is zero up to rounding,
+        # which Adam would amplify into noise.
+        ml.layers.Conv2D(4, 3, padding="same", use_bias=False,
+                         kernel_initializer=init(seed=3)),
+        ml.layers.BatchNormalization(synchronized=True),
+        ml.layers.Activation("relu"),
+        ml.layers.MaxPooling2D(2),
+        ml.layers.Flatten(),
+        ml.layers.Dense(3, kernel_initializer=init(seed=4))])
+    m.compile(optimizer=optimizer, metrics=["accuracy"],
+              loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return m
+
+
+@pytest.mark.parametrize("opt", [lambda: ml.optimizers.SGD(0.05, momentum=0.9),
+                                 lambda: ml.optimizers.Adam(0.01)], ids=["sgd", "adam"])
+def test_cnn_with_batchnorm_four_replicas_equal_one_device(opt):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((48, 8, 8, 1)).astype(np.float32)
+    y = rng.integers(0, 3, 48)
+    models = []
+    for strategy in (None, MirroredStrategy()):
+        g = ml.Graph()
+        with g.as_default():
+            if strategy is None:
+                m = _cnn(opt())
+            else:
+                with strategy.scope():
+                    m = _cnn(opt())
+        h = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        models.append((m, h))
+    (m1, h1), (m4, h4) = models
+    np.testing.assert_allclose(h4.history["loss"], h1.history["loss"], rtol=1e-5)
+    # Batch statistics are over the global batch: the moving statistics agree too.
+    for a, b in zip(m1.get_weights(), m4.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m4.predict(x[:8], verbose=0), m1.predict(x[:8], verbose=0),
+                               rtol=1e-4, atol=1e-5)
