@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from mylib.callbacks import Callback
+from mylib.callbacks import Callback, _batches_run
 from mylib.callbacks.misc import _mode_is_max
 
 
@@ -56,8 +56,9 @@ class ModelCheckpoint(Callback):
     def on_train_batch_end(self, batch, logs=None):
         if self.save_freq == "epoch":
             return
-        self._batches += 1
-        if self._batches % self.save_freq == 0:
+        self._batches += _batches_run(self, batch)
+        if self._batches >= self.save_freq:
+            self._batches = 0
             logs = {k: float(np.asarray(v)) for k, v in (logs or {}).items()}
             self._save(self._epoch, batch, logs)
 
@@ -187,8 +188,9 @@ class BackupAndRestore(Callback):
     def on_train_batch_end(self, batch, logs=None):
         if self.save_freq == "epoch":
             return
-        self._batches += 1
-        if self._batches % self.save_freq == 0:
+        self._batches += _batches_run(self, batch)
+        if self._batches >= self.save_freq:
+            self._batches = 0
             steps = self.params.get("steps")
             if steps is not None and batch + 1 >= steps:
                 self._save(self._epoch + 1, 0, np.random.get_state())
@@ -200,8 +202,13 @@ class BackupAndRestore(Callback):
             self._save(epoch + 1, 0, np.random.get_state())
 
     def _save(self, epoch, step, rng):
+        from mylib.callbacks.tensorboard import is_chief
         from mylib.models import saving
 
+        if not is_chief(self.model):
+            # In a multi-worker job only the chief writes the backup; every worker
+            # restores from it (the directory must be shared, as TensorFlow's).
+            return
         os.makedirs(self.backup_dir, exist_ok=True)
         name, keys, pos, has_gauss, cached = rng
         extra = {"epoch": epoch, "step": step,
@@ -212,7 +219,9 @@ class BackupAndRestore(Callback):
         saving.save_training_state(self.model, self._path, extra)
 
     def on_train_end(self, logs=None):
-        if self.delete_checkpoint and os.path.exists(self._path):
+        from mylib.callbacks.tensorboard import is_chief
+
+        if self.delete_checkpoint and is_chief(self.model) and os.path.exists(self._path):
             os.remove(self._path)
             try:
                 os.rmdir(self.backup_dir)

@@ -46,8 +46,20 @@ if __name__ == "__main__":
     with strategy.scope():
         m = model()
     cbs = [DieAfter(strategy, 1)] if mode == "die" else []
-    h = m.fit(x, y, batch_size=16, epochs=3 if mode != "die" else 50, verbose=0,
-              shuffle=False, callbacks=cbs)
+    epochs = 3 if mode != "die" else 50
+    if mode in ("backup_die", "backup_resume"):
+        # BackupAndRestore in the backup dir; the first run loses worker 1 after epoch 1.
+        cbs = [ml.callbacks.BackupAndRestore(sys.argv[3])]
+        epochs = 3
+        if mode == "backup_die":
+            cbs.append(DieAfter(strategy, 1))
+
+        class Epochs(ml.callbacks.Callback):
+            def on_epoch_begin(self, epoch, logs=None):
+                print("epoch", epoch, flush=True)
+
+        cbs.append(Epochs())
+    h = m.fit(x, y, batch_size=16, epochs=epochs, verbose=0, shuffle=False, callbacks=cbs)
     print("replicas", strategy.num_replicas_in_sync, "loss", h.history["loss"], flush=True)
     if strategy.extended.should_checkpoint:
         np.savez(out, *m.get_weights())

@@ -93,3 +93,33 @@ def test_only_the_chief_writes_tensorboard_logs(tmp_path):
     assert len(list((logdir / "validation").iterdir())) == 1
     assert "[worker 0] TensorBoard logs in" in out.getvalue()
     assert "[worker 1] TensorBoard logs in" not in out.getvalue()
+
+
+@pytest.mark.slow
+def test_restarted_job_resumes_from_backup_with_same_weights(tmp_path):
+    sys.path.insert(0, str(HERE))
+    import mw_train
+
+    backup = tmp_path / "backup"
+    weights = tmp_path / "w.npz"
+    out = io.StringIO()
+    rc = launch([str(HERE / "mw_train.py"), str(weights), "backup_die", str(backup)],
+                num_workers=2, timeout=180, grace=60, out=out)
+    assert rc == 1, out.getvalue()[-2000:]
+    assert (backup / "training_state.mylib").exists()  # epoch 1's backup, by the chief
+    out = io.StringIO()
+    rc = launch([str(HERE / "mw_train.py"), str(weights), "backup_resume", str(backup)],
+                num_workers=2, timeout=240, out=out)
+    log = out.getvalue()
+    assert rc == 0, log[-2000:]
+    assert "[worker 0] epoch 2" in log and "[worker 0] epoch 0" not in log
+    assert not backup.exists() or not any(backup.iterdir())  # removed at the end
+    # The same weights (and Adam state) as one uninterrupted 3-epoch run.
+    x, y = mw_train.data()
+    g = ml.Graph()
+    with g.as_default():
+        m = mw_train.model()
+    m.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False)
+    got = np.load(weights)
+    for i, w in enumerate(m.get_weights()):
+        np.testing.assert_allclose(got[f"arr_{i}"], w, rtol=1e-5, atol=1e-6)
