@@ -321,3 +321,26 @@ def test_get_and_config_round_trip():
     assert back.get_config()["learning_rate"] == 0.02 and back.rho == 0.8
     with pytest.raises(ValueError, match="Unknown optimizer"):
         ml.optimizers.get("adamax2")
+
+
+def test_sgd_applies_indexed_slices_to_their_rows_only():
+    import mylib as ml
+
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(6, 3)).astype(np.float32)
+    g = ml.Graph()
+    with g.as_default():
+        v = ml.Variable(table)
+        ids = ml.constant(np.array([4, 1, 4]))
+        loss = ml.reduce_sum(ml.square(ml.nn.embedding_lookup(v, ids)))
+        train = ml.optimizers.SGD(0.1).minimize(loss)
+        assert [op.type for op in g.get_operations() if op.type == "ResourceScatterAdd"]
+        with ml.Session() as sess:
+            sess.run(ml.global_variables_initializer())
+            sess.run(train)
+            got = sess.run(v)
+    want = table.copy()
+    grad = np.zeros_like(table)
+    for i in (4, 1, 4):
+        grad[i] += 2 * table[i]
+    np.testing.assert_allclose(got, want - 0.1 * grad, rtol=1e-6)

@@ -253,10 +253,16 @@ class Optimizer:
             # the mean over the aggregated replicas (`aggregate_gradient`).
             aggregate = getattr(getattr(graph, "_distribution", None), "aggregate_gradient",
                                 None)
-            dense = []
+            dense, sparse_ops, dense_kept = [], [], []
             for g, v in kept:
                 if aggregate is not None:
                     g = aggregate(g, v)
+                if isinstance(g, IndexedSlices) and self._sparse_rule(v):
+                    # Only the rows it names are updated, by a scatter on the variable
+                    # (where a parameter server holds it): TensorFlow's sparse apply.
+                    sparse_ops.append(self._apply_sparse(g, v))
+                    continue
+                dense_kept.append((g, v))
                 if isinstance(g, IndexedSlices):
                     # Made dense where the variable lives: only the rows travel there.
                     with graph.colocate_with(v.handle.op):
@@ -273,9 +279,9 @@ class Optimizer:
             # One update op per device, colocated with its variables (as TensorFlow's
             # per-variable ResourceApply* ops), so variables never leave their device.
             groups = {}
-            for (g, v), d in zip(kept, dense):
+            for (g, v), d in zip(dense_kept, dense):
                 groups.setdefault(v.handle.op.device, []).append((d, v))
-            apply_ops = []
+            apply_ops = list(sparse_ops)
             for members in groups.values():
                 first = members[0][1]
                 with graph.colocate_with(first.handle.op):
@@ -302,6 +308,17 @@ class Optimizer:
             if not after:
                 return apply_op
             return array_ops.group(apply_op, *after, name="apply")
+
+    def _sparse_rule(self, var):
+        """Whether an `IndexedSlices` gradient of `var` may be applied to its rows only
+        (exactly the dense update: rows without gradient would not change). Optimizers
+        with such a rule override this and `_apply_sparse`."""
+        return False
+
+    def _apply_sparse(self, grad, var):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `_apply_sparse` when `_sparse_rule` "
+            "allows it (abstract in the base class)")
 
     def minimize(self, loss, var_list=None, global_step=None, name=None):
         """`compute_gradients` then `apply_gradients`; returns the update `Operation`."""

@@ -32,3 +32,21 @@ class SGD(Optimizer):
 
     def _hparams(self):
         return (("momentum", self.momentum), ("nesterov", self.nesterov))
+
+    def _sparse_rule(self, var):
+        # Plain SGD with a constant-or-variable rate: p[rows] -= lr * g[rows] is the
+        # whole update. Momentum, decay, clipping and constraints touch every row.
+        return (self.momentum == 0 and self.weight_decay is None and self.clipnorm is None
+                and self.clipvalue is None and self.global_clipnorm is None
+                and self._lr_var is not None and getattr(var, "constraint", None) is None
+                and var.dtype.is_floating)
+
+    def _apply_sparse(self, grad, var):
+        """``var[indices] -= lr * values`` as one `ResourceScatterAdd` (duplicate indices
+        add up, as the dense gradient would)."""
+        from mylib.core.gradients import IndexedSlices
+        from mylib.core.ops import math_ops
+
+        lr = math_ops.cast(self._lr_var.value(), var.dtype)
+        values = math_ops.cast(grad.values, var.dtype)
+        return var.scatter_add(IndexedSlices(-lr * values, grad.indices, grad.dense_shape))
