@@ -154,6 +154,7 @@ class ClusterCoordinator:
         self._steps_done = 0
         self._last_ckpt = None
         self._flush = False
+        self._worker_locks = {}
 
     # ------------------------------------------------------------ scheduling
     def schedule(self, fn, args=(), kwargs=None):
@@ -330,11 +331,14 @@ class ClusterCoordinator:
             self._threads.append(t)
             t.start()
         else:
-            for i in range(self.strategy.num_workers):
-                t = threading.Thread(target=self._async_loop, args=(i,),
-                                     name=f"ps-worker-{i}", daemon=True)
-                self._threads.append(t)
-                t.start()
+            # Two closures in flight per worker: one computes while the other's
+            # request or reply is on the way (the steps are asynchronous anyway).
+            for j in range(_IN_FLIGHT):
+                for i in range(self.strategy.num_workers):
+                    t = threading.Thread(target=self._async_loop, args=(i,),
+                                         name=f"ps-worker-{i}-{j}", daemon=True)
+                    self._threads.append(t)
+                    t.start()
 
     def _shutdown(self):
         with self._cond:
@@ -434,10 +438,19 @@ class ClusterCoordinator:
     def _recover_worker(self, i):
         """Waits for Ray to restart worker `i`, then gives it the graph, the parameter
         servers and its datasets again."""
+        with self._worker_locks.setdefault(i, threading.Lock()):
+            return self._recover_worker_locked(i)
+
+    def _recover_worker_locked(self, i):
         import ray
 
-        self.strategy.stats["worker_restarts"] += 1
         w = self._ext.worker_handles[i]
+        try:  # already brought back by another of this worker's threads?
+            if ray.get(w.ping.remote(), timeout=5)[3] == self._ext._shipped:
+                return True
+        except Exception:  # noqa: BLE001 - still down
+            pass
+        self.strategy.stats["worker_restarts"] += 1
         deadline = time.monotonic() + self.strategy._rpc_timeout
         while time.monotonic() < deadline and not self._stop:
             try:
@@ -634,6 +647,7 @@ class ClusterCoordinator:
 
 
 _RECOVER_LOCK = threading.Lock()
+_IN_FLIGHT = 2
 
 
 class _WorkerLost(Exception):

@@ -139,6 +139,8 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
                 for o in op.outputs:
                     if o in fetch_set or any(c not in mset for c in consumers.get(o, ())):
                         outputs.append(o)
+            if not outputs and all(o.type == "NoOp" for o in members):
+                continue  # only orders what the phases already order
             seg = {"task": key[2], "gated": key[1], "ops": [o.name for o in members],
                    "inputs": [t.name for t in inputs], "outputs": [t.name for t in outputs]}
             seg["id"] = hashlib.sha1(json.dumps(seg, sort_keys=True).encode()).hexdigest()[:16]

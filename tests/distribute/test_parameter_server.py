@@ -377,3 +377,39 @@ def test_partitioners_follow_tensorflow_rules():
     from mylib.distribute.sharded_variable import shard_sizes
 
     assert shard_sizes(10, 3) == [4, 3, 3]
+
+
+def test_per_worker_datasets_feed_each_worker_its_own_data():
+    s = ml.distribute.ParameterServerStrategy(num_ps=1, num_workers=2)
+    try:
+        g = ml.Graph()
+        with g.as_default(), s.scope():
+            total = ml.Variable(np.float32(0), name="total")
+            seen = ml.Variable(np.int64(0), name="seen")
+            init = ml.global_variables_initializer()
+        _sess(g).run(init)
+        coord = ClusterCoordinator(s)
+
+        def dataset_fn():
+            x = np.arange(12, dtype=np.float32)
+            return ml.data.Dataset.from_tensor_slices(x).batch(4)   # 3 batches each
+
+        ds = coord.create_per_worker_dataset(dataset_fn)
+        it = iter(ds)
+
+        def step(iterator):
+            batch = next(iterator)
+            return ml.group(total.assign_add(ml.reduce_sum(batch)),
+                            seen.assign_add(ml.cast(ml.size(batch), "int64")))
+
+        for _ in range(6):  # 2 workers x 3 batches: every element twice
+            coord.schedule(step, args=(it,))
+        coord.join()
+        assert _sess(g).run(seen) == 24
+        assert _sess(g).run(total) == 2 * np.arange(12).sum()
+        for _ in range(2):  # both workers' datasets are exhausted now
+            coord.schedule(step, args=(it,))
+        with pytest.raises(errors.OutOfRangeError):
+            coord.join()
+    finally:
+        s.close()
