@@ -155,6 +155,7 @@ class ClusterCoordinator:
         self._last_ckpt = None
         self._flush = False
         self._worker_locks = {}
+        self._worker_pids = {}
 
     # ------------------------------------------------------------ scheduling
     def schedule(self, fn, args=(), kwargs=None):
@@ -325,6 +326,13 @@ class ClusterCoordinator:
             return
         self.strategy._ensure_started()
         self._ext.ship_graph()
+        import ray
+
+        for i, w in enumerate(self._ext.worker_handles):
+            try:
+                self._note_pid(i, ray.get(w.ping.remote(), timeout=self.strategy._rpc_timeout)[2])
+            except Exception:  # noqa: BLE001 - a lost worker is handled when used
+                pass
         if self.strategy._sync:
             t = threading.Thread(target=self._sync_loop, name="ps-sync-coordinator",
                                  daemon=True)
@@ -347,6 +355,8 @@ class ClusterCoordinator:
                 c.value._set(error=errors.CancelledError("the strategy was closed"))
             self._queue.clear()
             self._cond.notify_all()
+        for t in self._threads:
+            t.join(timeout=5)
 
     def _take(self):
         with self._cond:
@@ -413,7 +423,9 @@ class ClusterCoordinator:
         for _ in range(3):
             if isinstance(result, str) and result == NEED_GRAPH:
                 self._ext.ship_graph()
-                self._ext.reship_to(self._ext.worker_handles[i])
+                w = self._ext.worker_handles[i]
+                self._ext.reship_to(w)
+                self._note_pid(i, self._get(ray, w.ping.remote(), i)[2])
                 result = self._get(ray, self._submit(i, c, mode), i)
             elif isinstance(result, str) and result == NEED_SPEC:
                 result = self._get(ray, self._submit(i, c, mode, spec=True), i)
@@ -422,12 +434,24 @@ class ClusterCoordinator:
         raise errors.InternalError(f"worker {i} could not load the step")
 
     def _get(self, ray, ref, i, timeout=None):
-        try:
-            return ray.get(ref, timeout=timeout)
-        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-            raise _WorkerLost(i) from None
-        except ray.exceptions.RayTaskError as e:
-            raise _unwrap(e) from None
+        # Wait in short slices so that closing the strategy stops this thread before
+        # Ray shuts down under it.
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._stop:
+                raise errors.CancelledError("the strategy was closed")
+            left = 0.25 if end is None else min(0.25, end - time.monotonic())
+            try:
+                return ray.get(ref, timeout=max(left, 0))
+            except ray.exceptions.GetTimeoutError:
+                if end is not None and time.monotonic() >= end:
+                    raise errors.DeadlineExceededError(
+                        f"worker {i} (/job:worker/task:{i}) did not answer within "
+                        f"{timeout} s") from None
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+                raise _WorkerLost(i) from None
+            except ray.exceptions.RayTaskError as e:
+                raise _unwrap(e) from None
 
     def _run_on(self, i, c, mode):
         import ray
@@ -446,15 +470,16 @@ class ClusterCoordinator:
 
         w = self._ext.worker_handles[i]
         try:  # already brought back by another of this worker's threads?
-            if ray.get(w.ping.remote(), timeout=5)[3] == self._ext._shipped:
+            info = ray.get(w.ping.remote(), timeout=5)
+            self._note_pid(i, info[2])
+            if info[3] == self._ext._shipped:
                 return True
         except Exception:  # noqa: BLE001 - still down
             pass
-        self.strategy.stats["worker_restarts"] += 1
         deadline = time.monotonic() + self.strategy._rpc_timeout
         while time.monotonic() < deadline and not self._stop:
             try:
-                ray.get(w.ping.remote(), timeout=5)
+                self._note_pid(i, ray.get(w.ping.remote(), timeout=5)[2])
                 ray.get([w.set_ps.remote(self._ext.ps_handles)] +
                         [w.create_dataset.remote(d._key, d._fn) for d in self._datasets],
                         timeout=self.strategy._rpc_timeout)
@@ -463,6 +488,14 @@ class ClusterCoordinator:
             except Exception:  # noqa: BLE001 - still restarting
                 time.sleep(0.2)
         return False
+
+    def _note_pid(self, i, pid):
+        """Counts a restart of worker `i` when its process changed."""
+        with self._cond:
+            old = self._worker_pids.get(i)
+            self._worker_pids[i] = pid
+            if old is not None and old != pid:
+                self.strategy.stats["worker_restarts"] += 1
 
     # ------------------------------------------------------------ parameter servers
     def _maybe_checkpoint(self, force=False):
@@ -584,7 +617,9 @@ class ClusterCoordinator:
                     f"synchronous step: {len(got)} of the {want} gradients needed arrived "
                     f"within {s._rpc_timeout} s; missing: "
                     + ", ".join(f"/job:worker/task:{i}" for i in missing))
-            ready, pending = ray.wait(pending, num_returns=1, timeout=left)
+            if self._stop:
+                raise errors.CancelledError("the strategy was closed")
+            ready, pending = ray.wait(pending, num_returns=1, timeout=min(left, 0.25))
             for r in ready:
                 i, c = refs[r]
                 try:
@@ -647,7 +682,7 @@ class ClusterCoordinator:
 
 
 _RECOVER_LOCK = threading.Lock()
-_IN_FLIGHT = 2
+_IN_FLIGHT = 1  # as TensorFlow: a worker runs one closure at a time
 
 
 class _WorkerLost(Exception):
