@@ -94,14 +94,21 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     phase, gated = {}, {}
     for op in ops:
         p, gt = 0, op.name in sync
-        deps = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
-        for src in deps:
+        data = [t.op for t in op.inputs if t not in fed]
+        for src in data + list(op.control_inputs):
             if src not in in_set:
                 continue
             gt = gt or gated.get(src, False)
             if src.type in _FREE_OPS:
                 continue
-            p = max(p, phase[src] + (0 if task[src] == task[op] else 1))
+            cross = task[src] != task[op]
+            if cross and src not in data and task[src] != LOCAL and task[op] != LOCAL:
+                # A control edge between two parameter servers: the ops touch
+                # different variables, so running them in the same phase (at once)
+                # is indistinguishable from running them in order, and saves a round
+                # trip (e.g. the step counter's increment after the updates).
+                cross = False
+            p = max(p, phase[src] + (1 if cross else 0))
         phase[op] = p
         gated[op] = gt
     consumers = {}
