@@ -9,6 +9,7 @@ the same model with Adam on the same batches; samples/s is the median over epoch
 the first (which includes compilation, reported separately). Ratios are against the
 hand-written loop, which does the least work possible per step: slice a numpy batch,
 call one jitted function that updates parameters and optimizer state.
+`benchmarks/fit_steps_per_execution.py` compares ``compile(steps_per_execution=k)``.
 """
 
 from __future__ import annotations
@@ -125,8 +126,6 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--only", choices=["digits", "large"], default=None)
     p.add_argument("--repeats", type=int, default=3, help="rotations of the three systems")
-    p.add_argument("--steps-per-execution", action="store_true",
-                   help="also compare steps_per_execution 1, 8, 32 on the digits MLP")
     args = p.parse_args(argv)
     workloads = [("digits MLP 64-128-10, batch 32", digits_data),
                  ("MLP 784-1024-1024-10, batch 128", large_data)]
@@ -140,14 +139,6 @@ def main(argv=None):
             ("mylib Model.fit", lambda e: run_mylib(x, y, sizes, batch, e)),
             ("Keras 3 (JAX) Model.fit", lambda e: run_keras(x, y, sizes, batch, e)),
         ], args.epochs, args.repeats)
-    if args.steps_per_execution:
-        x, y, sizes, batch = digits_data()
-        runners = [(f"mylib fit, steps_per_execution={k}",
-                    (lambda k: lambda e: run_mylib(x, y, sizes, batch, e,
-                                                   steps_per_execution=k))(k))
-                   for k in (1, 8, 32)]
-        compare("digits MLP: steps_per_execution", len(x), runners, args.epochs,
-                args.repeats)
 
 if __name__ == "__main__":
     main()

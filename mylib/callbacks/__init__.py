@@ -5,7 +5,9 @@
 Batch-level `logs` hold device arrays (the running epoch means after that step):
 reading one as a number waits for the step to finish, so callbacks read them only when
 they need to (the progress bar does so at most a few times a second). Epoch-level
-`logs` hold floats.
+`logs` hold floats. With ``compile(steps_per_execution=k)`` the batch hooks run once
+per execution of up to k batches: `on_train_batch_begin` with the index of its first
+batch, `on_train_batch_end` with the index of its last (as Keras 3).
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ import sys
 import time
 
 import numpy as np
+
+
+def _batches_run(cb, batch):
+    """How many batches ran since `cb`'s previous `on_train_batch_end` call, given the
+    index of the last one (`batch`, from 0 in each epoch): one per call, or up to k
+    with ``steps_per_execution=k``."""
+    last = getattr(cb, "_last_batch_seen", -1)
+    cb._last_batch_seen = batch
+    return batch - last if batch > last else batch + 1
 
 
 class Callback:
@@ -173,7 +184,7 @@ class ProgbarLogger(Callback):
     def on_train_batch_end(self, batch, logs=None):
         if self._bar is None:
             return
-        self._bar.update(1)
+        self._bar.update(max(batch + 1 - self._bar.n, 1))  # several per execution
         now = time.time()
         if logs and now - self._last >= self.refresh:
             self._last = now

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from mylib.callbacks import Callback
+from mylib.callbacks import Callback, _batches_run
 
 _DT = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF",
        "bfloat16": "DT_BFLOAT16", "int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32",
@@ -144,6 +144,7 @@ class TensorBoard(Callback):
         self._writers = {}
         self._graph_written = False
         self._global_batch = 0
+        self._profile_tried = False
 
     def _base_dir(self):
         """`log_dir` on the chief; on the other workers of a multi-worker job a
@@ -171,6 +172,7 @@ class TensorBoard(Callback):
 
     def on_train_begin(self, logs=None):
         self._global_batch = 0
+        self._profile_tried = False
         w = self._writer("train")
         if self.write_graph and not self._graph_written:
             from tensorboardX.proto import event_pb2
@@ -184,7 +186,10 @@ class TensorBoard(Callback):
         if not self._stop_batch:
             return
         n = self._global_batch + 1  # 1-based, counted across epochs (Keras)
-        if n == self._start_batch:
+        # With steps_per_execution an execution of several batches may step over
+        # `start`: profiling starts at the first one that begins at or after it.
+        if not self._profile_tried and self._start_batch <= n <= self._stop_batch:
+            self._profile_tried = True
             self._start_profiler()
         if self._profiling:
             import jax
@@ -194,7 +199,8 @@ class TensorBoard(Callback):
             self._step_trace.__enter__()
 
     def on_train_batch_end(self, batch, logs=None):
-        self._global_batch += 1
+        before = self._global_batch
+        self._global_batch += _batches_run(self, batch)
         if self._profiling:
             # The step runs asynchronously: wait for its outputs so the trace holds it.
             for v in (logs or {}).values():
@@ -205,7 +211,7 @@ class TensorBoard(Callback):
             if self._global_batch >= self._stop_batch:
                 self._stop_profiler()
         if isinstance(self.update_freq, int) and logs and \
-                self._global_batch % self.update_freq == 0:
+                self._global_batch // self.update_freq > before // self.update_freq:
             w = self._writer("train")
             for k, v in logs.items():
                 w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)

@@ -75,7 +75,7 @@ def get_default_session():
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
-                 "n_tensor_fetches", "segmented", "rng_ops")
+                 "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop")
 
 
 def _flatten(fetches, graph):
@@ -398,6 +398,104 @@ class Session:
 
         return call
 
+    def _make_raw_loop_callable(self, fetches, feed_list):
+        """`_make_raw_callable` for k steps per call: ``call(*stacked_feeds)`` takes
+        each feed value with a leading axis of k steps (every step the same shapes)
+        and runs the k steps as one compiled `lax.scan` over the plan's step, the
+        written variables carried from step to step (their buffers donated). Returns
+        the LAST step's fetches (device arrays, None for operations). Random ops draw
+        what k separate runs would. k is read from the feeds; each distinct k compiles
+        once, and the program's size does not depend on it.
+
+        Plans that cannot run as one loop (host ops or several devices, a strategy's
+        step, variables written but not read) run the single-step program k times:
+        the same values, without the fusion."""
+        g = self._graph
+        leaves = tuple(_as_fetch(f, g) for f in fetches)
+        feed_keys = tuple(_feed_key(k, g) for k in feed_list)
+        if not feed_keys:
+            raise ValueError("a loop callable needs at least one feed: the number of "
+                             "steps is the leading dimension of the fed values")
+        box = []
+
+        def call(*stacked):
+            k = int(np.shape(stacked[0])[0])
+            if not box:
+                box.append(self._plan(leaves, feed_keys, [v[0] for v in stacked]))
+            plan = box[0]
+            if plan.loop is not False:
+                outs = self._execute_loop(plan, stacked, k)
+                if outs is not None:
+                    return outs
+            for i in range(k):
+                vals = [v[i] for v in stacked]
+                if plan.segmented is not None:
+                    outs = self._execute_with_options(plan, vals, None, None)
+                else:
+                    outs = self._execute(plan, vals)
+            return outs
+
+        return call
+
+    def _loop_fn(self, plan):
+        """The jitted k-step loop of a plan, or False when its step cannot loop."""
+        n_rw, n_ro, n_feed = plan.n_args
+        if plan.step is None or len(plan.written_keys) != n_rw:
+            # Written variables the step does not read (first writes of uninitialized
+            # ones) have no value to start a carry from.
+            return False
+        step, n_out, uses_rng = plan.step, plan.n_tensor_fetches, plan.uses_rng
+        rw_at = [plan.written_keys.index(k) for k in plan.rw_keys]
+
+        def loop(rw, ro, feeds, counters, k):
+            def body(carry, xs):
+                feed_vals, counter = xs
+                outs = step(*carry, *ro, *feed_vals, *((counter,) if uses_rng else ()))
+                written = outs[n_out:]
+                new = tuple(written[i] for i in rw_at)
+                for old, v in zip(carry, new):
+                    if old.shape != v.shape or old.dtype != v.dtype:
+                        raise _NoLoop()  # a variable changes shape: no fixed carry
+                return new, tuple(outs[:n_out])
+
+            carry, ys = jax.lax.scan(body, rw, (feeds, counters), length=k)
+            # Only the last step's fetches are returned: XLA keeps the stacked
+            # per-step values of small fetches (metrics) and drops the rest.
+            return tuple(None if y is None else y[-1] for y in ys), carry
+
+        return jax.jit(loop, static_argnames="k", donate_argnums=() if _NO_DONATE else (0,))
+
+    def _execute_loop(self, plan, stacked, k):
+        """Runs k steps of `plan` as one loop program; None when the plan turns out
+        not to loop (nothing has run then, and the caller runs single steps)."""
+        if plan.loop is None:
+            plan.loop = self._loop_fn(plan)
+            if plan.loop is False:
+                return None
+        store = self._store
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            try:
+                rw = tuple(store[k] for k in plan.rw_keys)
+                ro = tuple(store[k] for k in plan.ro_keys)
+            except KeyError as e:
+                raise errors.FailedPreconditionError(
+                    f"Attempting to use uninitialized value {e.args[0]}") from None
+            counts = None
+            if plan.uses_rng:
+                before = {n: self._rng_counts.get(n, 0) for n in plan.rng_ops}
+                counts = self._take_rng_counts(plan.rng_ops, k)
+            try:
+                last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
+            except _NoLoop:  # raised while tracing: nothing ran, nothing was donated
+                plan.loop = False
+                if plan.uses_rng:
+                    self._rng_counts.update(before)
+                return None
+            store.update(zip(plan.rw_keys, new))
+        return [None if o is None else last[o] for o in plan.n_fetch]
+
     # --- plans ---
     def _plan(self, leaves, feed_keys, feed_vals):
         key = (leaves, feed_keys)
@@ -488,6 +586,11 @@ class Session:
         plan = _Plan()
         plan.segmented = None
         plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)) if not _NO_DONATE else ())
+        # The un-jitted step and its argument layout, for k-step loops (`_loop_fn`); a
+        # strategy's step (sharded arguments) is not looped.
+        plan.step = flat_step if dist is None else None
+        plan.n_args = (n_rw, n_ro, n_feed)
+        plan.loop = None
         if dist is not None:
             jitted, feeds_at = plan.fn, slice(n_rw + n_ro, n_rw + n_ro + n_feed)
             plan.fn = lambda *a: jitted(*dist.shard_args(list(a), feeds_at))
@@ -526,6 +629,8 @@ class Session:
         plan = _Plan()
         plan.segmented = seg
         plan.fn = None
+        plan.step = None
+        plan.loop = False
         plan.status_keys = ()
         plan.status = ()
         plan.fetch_tensors = fetch_tensors
@@ -564,14 +669,19 @@ class Session:
                 for ev in trace)
         return res
 
-    def _take_rng_counts(self, names):
-        """The run counts of random ops `names` (uint32 vector), then counts them run."""
+    def _take_rng_counts(self, names, steps=None):
+        """The run counts of random ops `names` (uint32 vector), then counts them run.
+        With `steps`: the counts of that many consecutive runs, ``[steps, len(names)]``
+        (row i is what the i-th of `steps` separate runs would have drawn)."""
         with self._lock:
             counts = self._rng_counts
             out = np.fromiter((counts.get(n, 0) for n in names), np.uint32, len(names))
+            k = 1 if steps is None else steps
             for n in names:
-                counts[n] = (counts.get(n, 0) + 1) & 0xFFFFFFFF
-            return out
+                counts[n] = (counts.get(n, 0) + k) & 0xFFFFFFFF
+            if steps is None:
+                return out
+            return out[None, :] + 0 * np.arange(steps, dtype=np.uint32)[:, None]  # wraps mod 2**32
 
     def _get_resource(self, key, factory):
         with self._lock:
@@ -654,6 +764,10 @@ class Session:
             self._store.clear()
         except Exception:  # noqa: BLE001
             pass
+
+
+class _NoLoop(Exception):
+    """A step whose written variables change shape cannot be a `lax.scan` carry."""
 
 
 def _fetch_order(leaves):

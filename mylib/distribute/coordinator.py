@@ -581,9 +581,14 @@ class ClusterCoordinator:
                 self._sync_step(batch, busy, m)
             except Exception as e:  # noqa: BLE001 - fail the step's closures
                 e = _unwrap(e)
+                # A parameter server restored from the checkpoint: run the step again.
+                retry = isinstance(e, errors.UnavailableError) and self._recover_ps(e)
                 for i, c in batch:
-                    if not c.value.done() and i not in busy:
-                        self._finish(c, error=e)
+                    if not c.value.done() and i not in busy and c not in self._queue:
+                        if retry:
+                            self._requeue(c)
+                        else:
+                            self._finish(c, error=e)
 
     def _settle_stale(self, i, ref, c):
         import ray

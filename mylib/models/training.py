@@ -373,6 +373,34 @@ class Model(GraphNetworkMixin, Layer):
             list/dict per output. Not weighted by `sample_weight` (as Keras).
           loss_weights: scalar weights of each output's loss in the total loss.
           weighted_metrics: metrics that are weighted by `sample_weight`.
+          run_eagerly: run each step op by op on concrete values (no XLA
+            compilation; errors name the failing op); ignores `steps_per_execution`.
+          steps_per_execution: k, the number of batches each call into the compiled
+            program runs (default 1). With k > 1, `fit` and `evaluate` (and fit's
+            validation) stack k consecutive batches of the same shapes and run them
+            as one in-graph loop (`lax.scan` over the step, variables carried from
+            step to step): one dispatch and one host round trip per k batches, for
+            small models whose steps cost less than Python's per-call overhead. The
+            program is compiled once; its size does not grow with k. The results are
+            those of k single steps (random ops such as `Dropout` draw what k
+            separate steps would). An epoch's batches are taken k at a time. The
+            last group of an epoch may hold fewer: its batches of the first batch's
+            shape run as one more loop (compiled once, reused every epoch), a short
+            last batch runs alone; a group whose shapes change inside it runs one
+            batch per call. Batch-level callback hooks run once per execution (so
+            ``ceil(steps / k)`` times an epoch): ``on_*_batch_begin`` with the index
+            of its first batch, ``on_*_batch_end`` with the index of its last and the
+            logs after it (as Keras 3); the progress bar, `ModelCheckpoint`,
+            `BackupAndRestore` and `TensorBoard` count the batches in between.
+            `predict` runs one batch per call. Steps that cannot loop in one
+            program (host ops such as `py_func`, a model placed on several devices,
+            distribution strategies) run the k steps one call each, with the same
+            results.
+          jit_compile: accepted for compatibility; steps are always compiled by XLA
+            (``"auto"``).
+
+        Raises:
+          ValueError: an unknown loss name, or `steps_per_execution` < 1.
         """
         from mylib import optimizers
 
@@ -478,14 +506,20 @@ class Model(GraphNetworkMixin, Layer):
         return m
 
     # ------------------------------------------------------------ step graphs
-    def _step_fn(self, mode, ys, weighted=True, sw_ndim=1):
+    def _step_fn(self, mode, ys, weighted=True, sw_ndim=1, loop=False):
         """The raw callable of the train ('train') or test ('test') step for targets
         shaped like `ys`; built and compiled once per signature. Unweighted steps
-        (`weighted=False`) take no sample-weight feed: every sample weighs 1."""
+        (`weighted=False`) take no sample-weight feed: every sample weighs 1. With
+        `loop`, the session's k-steps-per-call callable of the same step (feeds
+        stacked on a leading axis of k), or None where steps are scheduled elsewhere
+        (a parameter-server strategy)."""
         feed_weights = weighted
         sw_ndim = int(sw_ndim) if feed_weights else 1
         key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
                tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
+        if loop:
+            self._step_fn(mode, ys, weighted, sw_ndim)
+            return self._fns.get(key + ("loop",))
         fn = self._fns.get(key)
         if fn is not None:
             return fn
@@ -572,10 +606,22 @@ class Model(GraphNetworkMixin, Layer):
             fn = sched(g, [step] + results, feeds, plain)
         else:
             fn = self.session._make_raw_callable([step] + results, feeds)
+            self._fns[key + ("loop",)] = self.session._make_raw_loop_callable(
+                [step] + results, feeds)
         self._fns[key] = fn
         if mode == "train":
             self._train_graph_built = True
         return fn
+
+    def _loop_fn(self, mode, ys, weighted, sw_ndim):
+        """``(callable, k)``: the step's k-steps-per-call callable and k for
+        ``compile(steps_per_execution=k)``; ``(None, 1)`` for one step per call (k is
+        1, `run_eagerly`, or steps scheduled by a parameter-server strategy)."""
+        k = self._compile_args.get("steps_per_execution", 1)
+        if k <= 1 or self._compile_args.get("run_eagerly"):
+            return None, 1
+        fn = self._step_fn(mode, ys, weighted, sw_ndim, loop=True)
+        return (None, 1) if fn is None else (fn, k)
 
     def _init_all(self):
         g = self.graph
@@ -667,7 +713,8 @@ class Model(GraphNetworkMixin, Layer):
         `validation_split` holds out the LAST fraction of the samples (before shuffling).
         Epoch logs are sample-weighted means over all batches (a short last batch counts
         by its size). Returns the `History` callback (`.history`: per-epoch lists, with
-        ``val_``-prefixed validation entries).
+        ``val_``-prefixed validation entries). With ``compile(steps_per_execution=k)``
+        each call runs k batches in one compiled loop (see `compile`).
 
         Raises:
           ValueError: mismatched sample counts or shapes, before any step runs.
@@ -750,6 +797,7 @@ class Model(GraphNetworkMixin, Layer):
         names = self.metrics_names
         call = self._call_step
         eager = self._compile_args.get("run_eagerly")
+        loop_fn, k = self._loop_fn("train", ys, weighted, sw.ndim)
         self._resume_at = None
         cb.on_train_begin()
         # `BackupAndRestore` sets where an interrupted run resumes: (epoch, step).
@@ -766,14 +814,18 @@ class Model(GraphNetworkMixin, Layer):
             feeds = enumerate(epoch_feeds())
             if skip:  # the steps an interrupted run already did (BackupAndRestore)
                 feeds, skip = itertools.islice(feeds, skip, None), 0
-            for step, batch in feeds:
+            for first, last, calls in _executions(feeds, k):
                 if hooks:
-                    cb.on_train_batch_begin(step)
-                outs = call(train_fn, batch) if eager else train_fn(*batch)
+                    cb.on_train_batch_begin(first)
+                for stacked, b in calls:
+                    if stacked:
+                        outs = loop_fn(*b)
+                    else:
+                        outs = call(train_fn, b) if eager else train_fn(*b)
                 # Device arrays: converting one to float is what syncs; callbacks that
                 # print do so only when they print.
                 if hooks:
-                    cb.on_train_batch_end(step, dict(zip(names, outs[1:])))
+                    cb.on_train_batch_end(last, dict(zip(names, outs[1:])))
                 if self.stop_training:
                     break
             if outs is None:
@@ -794,17 +846,19 @@ class Model(GraphNetworkMixin, Layer):
     def _test_loop(self, batches, ys, cb=None, sw_ndim=1):
         """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
+        loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
         self.session.run(self._reset_metrics_op())
         names = self.metrics_names
         if cb is not None:
             cb.on_test_begin()
         outs = None
-        for step, batch in enumerate(batches):
+        for first, last, calls in _executions(enumerate(batches), k):
             if cb is not None:
-                cb.on_test_batch_begin(step)
-            outs = self._call_step(test_fn, batch)
+                cb.on_test_batch_begin(first)
+            for stacked, b in calls:
+                outs = loop_fn(*b) if stacked else self._call_step(test_fn, b)
             if cb is not None:
-                cb.on_test_batch_end(step, dict(zip(names, outs[1:])))
+                cb.on_test_batch_end(last, dict(zip(names, outs[1:])))
         if outs is None:
             raise ValueError("No batches to evaluate: the data is empty (or `steps` is 0).")
         logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}
@@ -1093,6 +1147,44 @@ class _BatchStream:
                 if el is _NONE:
                     return
             yield el
+
+
+def _executions(steps, k):
+    """Groups an epoch's ``(step, feed list)`` pairs into executions of k consecutive
+    batches (the last one of an epoch may hold fewer): yields ``(first step, last step,
+    calls)``, `calls` a list of ``(stacked, feeds)``. ``stacked`` feeds hold several
+    batches of the same shapes on a new leading axis, for one call of the k-step loop;
+    the others are one batch's feed list. A group of k same-shape batches is one
+    stacked call. At the end of an epoch the leading same-shape run of the last group
+    is stacked too (one more program, the same every epoch), the rest (a short last
+    batch) one call each. Elsewhere a group whose shapes change runs batch by batch:
+    a loop program per run length would compile without bound on data of varied
+    shapes."""
+    if k == 1:
+        for step, batch in steps:
+            yield step, step, ((False, batch),)
+        return
+    group = []
+    for step, batch in steps:
+        if not group:
+            first = step
+        group.append(batch)
+        if len(group) == k:
+            yield first, step, _calls(group, False)
+            group = []
+    if group:
+        yield first, first + len(group) - 1, _calls(group, True)
+
+
+def _calls(group, may_split):
+    shape0 = [a.shape for a in group[0]]
+    run = 1
+    while run < len(group) and [a.shape for a in group[run]] == shape0:
+        run += 1
+    if run > 1 and (run == len(group) or may_split):
+        calls = [(True, [np.stack(parts) for parts in zip(*group[:run])])]
+        return calls + [(False, b) for b in group[run:]]
+    return [(False, b) for b in group]
 
 
 def _array_feeds(xs, ys, sw, n, batch_size, steps=None):

@@ -199,13 +199,17 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, max_norm=
             rows = _clip_rows(rows, max_norm, _row_rank(shards))
         if flat is ids_t:
             return rows
-        out = array_ops.reshape(
-            rows, array_ops.concat([array_ops.shape(ids_t), array_ops.shape(rows)[1:]], 0))
         tail = TensorShape(None)
         for s in shards:
             sh = _shard_shape(s)
             if sh.rank is not None:
                 tail = tail.merge_with(TensorShape(sh.as_list()[1:]))
+        if ids_t.shape.is_fully_defined() and tail.is_fully_defined():
+            # Static shapes: a constant target shape, which any step partition can
+            # compile (a shape computed elsewhere would arrive as a run-time value).
+            return array_ops.reshape(rows, ids_t.shape.as_list() + tail.as_list())
+        out = array_ops.reshape(
+            rows, array_ops.concat([array_ops.shape(ids_t), array_ops.shape(rows)[1:]], 0))
         if ids_t.shape.rank is not None and tail.rank is not None:
             out._shape = ids_t.shape.concatenate(tail).merge_with(out.shape)
         return out
