@@ -681,7 +681,7 @@ class Session:
                 counts[n] = (counts.get(n, 0) + k) & 0xFFFFFFFF
             if steps is None:
                 return out
-            return out[None, :] + 0 * np.arange(steps, dtype=np.uint32)[:, None]  # wraps mod 2**32
+            return out[None, :] + np.arange(steps, dtype=np.uint32)[:, None]  # wraps mod 2**32
 
     def _get_resource(self, key, factory):
         with self._lock:

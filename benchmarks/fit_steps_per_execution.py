@@ -1,0 +1,124 @@
+"""`fit` with ``compile(steps_per_execution=k)``: samples/s of the digits MLP (64-128-10,
+batch 32, Adam, scikit-learn's digits) for k = 1, 8 and 32, against two hand-written
+JAX loops doing the same training:
+
+- one jitted step per batch (`jax.jit` + optax, parameters and state donated);
+- k steps per call: one jitted `lax.scan` over k stacked batches, as
+  ``steps_per_execution`` runs them. Like `fit`, each epoch's last group (fewer than
+  k full batches) is one more scan of its own length and the short last batch one
+  step.
+
+    python benchmarks/fit_steps_per_execution.py [--epochs 20] [--repeats 3]
+
+samples/s is the median over epochs after the first (which includes compilation,
+reported separately); repeats rotate the runners. The ratio column is against the
+one-step-per-call hand-written loop; a second table puts each mylib k next to the
+hand-written scan with the same k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from _harness import compare
+from fit_mlp import digits_data, run_jax, run_mylib
+
+
+def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
+    """The hand-written k-steps-per-call loop (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        lim = np.sqrt(6.0 / (a + b))
+        params.append((jnp.asarray(rng.uniform(-lim, lim, (a, b)), jnp.float32),
+                       jnp.zeros((b,), jnp.float32)))
+    tx = optax.adam(lr, eps=1e-7)
+    opt_state = tx.init(params)
+
+    def loss_fn(p, xb, yb):
+        h = xb
+        for i, (w, b) in enumerate(p):
+            h = h @ w + b
+            if i < len(p) - 1:
+                h = jax.nn.relu(h)
+        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
+
+    def one(carry, batch_xy):
+        p, s = carry
+        loss, g = jax.value_and_grad(loss_fn)(p, *batch_xy)
+        upd, s = tx.update(g, s, p)
+        return (optax.apply_updates(p, upd), s), loss
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def step(p, s, xb, yb):
+        (p, s), loss = one((p, s), (xb, yb))
+        return p, s, loss
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def steps(p, s, xk, yk):  # xk: [k, batch, ...]
+        (p, s), losses = jax.lax.scan(one, (p, s), (xk, yk))
+        return p, s, losses[-1]
+
+    n = len(x)
+    full = n // batch
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        perm = rng.permutation(n)
+        xs, ys = x[perm], y[perm]
+        for g in range(0, full, k):  # groups of k full batches, then the tail's run
+            m = min(k, full - g)
+            lo, hi = g * batch, (g + m) * batch
+            if m > 1:
+                params, opt_state, _ = steps(params, opt_state,
+                                             xs[lo:hi].reshape(m, batch, -1),
+                                             ys[lo:hi].reshape(m, batch))
+            else:
+                params, opt_state, _ = step(params, opt_state, xs[lo:hi], ys[lo:hi])
+        if n % batch:
+            params, opt_state, _ = step(params, opt_state, xs[full * batch:],
+                                        ys[full * batch:])
+        jax.block_until_ready(params)
+        times.append(time.perf_counter() - t0)
+    return times, float(jax.jit(loss_fn)(params, x, y))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="fit with steps_per_execution vs JAX loops")
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--k", type=int, nargs="+", default=[8, 32])
+    args = p.parse_args(argv)
+    x, y, sizes, batch = digits_data()
+    print(f"jax {jax.__version__}, devices {jax.devices()}, epochs {args.epochs}, "
+          f"{-(-len(x) // batch)} steps an epoch")
+    runners = [("jax.jit + optax, 1 step/call", lambda e: run_jax(x, y, sizes, batch, e)),
+               ("mylib fit, steps_per_execution=1",
+                lambda e: run_mylib(x, y, sizes, batch, e))]
+    for k in args.k:
+        runners.append((f"jax lax.scan, {k} steps/call",
+                        functools.partial(lambda e, k: run_jax_scan(x, y, sizes, batch,
+                                                                    e, k), k=k)))
+        runners.append((f"mylib fit, steps_per_execution={k}",
+                        functools.partial(lambda e, k: run_mylib(
+                            x, y, sizes, batch, e, steps_per_execution=k), k=k)))
+    rows = compare("digits MLP 64-128-10, batch 32: steps per call", len(x), runners,
+                   args.epochs, args.repeats)
+    print("\n  mylib / hand-written at the same steps per call")
+    pairs = [(1, "jax.jit + optax, 1 step/call", "mylib fit, steps_per_execution=1")] + \
+        [(k, f"jax lax.scan, {k} steps/call", f"mylib fit, steps_per_execution={k}")
+         for k in args.k]
+    for k, hand, mine in pairs:
+        if hand in rows and mine in rows:
+            print(f"  k={k:<3d} {rows[mine] / rows[hand]:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
