@@ -377,7 +377,12 @@ class ClusterCoordinator:
                 self._steps_done += 1
             self._cond.notify_all()
 
-    def _requeue(self, c):
+    def _requeue(self, c, error=None):
+        c.tries += 1
+        if c.tries > _MAX_TRIES:
+            self._finish(c, error=error or errors.UnavailableError(
+                f"a scheduled function failed {c.tries} times on lost tasks; giving up"))
+            return
         self.strategy.stats["closures_retried"] += 1
         with self._cond:
             self._inflight -= 1
@@ -397,8 +402,12 @@ class ClusterCoordinator:
                 self._recover_worker(i)
                 continue
             except errors.UnavailableError as e:
-                if self._recover_ps(e):
-                    self._requeue(c)
+                try:
+                    ok = self._recover_ps(e)
+                except Exception as e2:  # noqa: BLE001 - it did not come back
+                    ok, e = False, _unwrap(e2)
+                if ok:
+                    self._requeue(c, e)
                 else:
                     self._finish(c, error=e)
                 continue
@@ -582,7 +591,10 @@ class ClusterCoordinator:
             except Exception as e:  # noqa: BLE001 - fail the step's closures
                 e = _unwrap(e)
                 # A parameter server restored from the checkpoint: run the step again.
-                retry = isinstance(e, errors.UnavailableError) and self._recover_ps(e)
+                try:
+                    retry = isinstance(e, errors.UnavailableError) and self._recover_ps(e)
+                except Exception as e2:  # noqa: BLE001 - it did not come back
+                    retry, e = False, _unwrap(e2)
                 for i, c in batch:
                     if not c.value.done() and i not in busy and c not in self._queue:
                         if retry:
@@ -687,6 +699,7 @@ class ClusterCoordinator:
 
 
 _RECOVER_LOCK = threading.Lock()
+_MAX_TRIES = 5  # runs of one closure lost to failed tasks before its error is raised
 _IN_FLIGHT = 1  # as TensorFlow: a worker runs one closure at a time
 
 
