@@ -187,7 +187,8 @@ class LossScaleOptimizer(Optimizer):
                 f = math_ops.reduce_all(math_ops.is_finite(g))
                 finite = f if finite is None else math_ops.logical_and(finite, f)
             # Everything the inner update writes, read before it runs.
-            state = variables + [s for v in variables for s in inner._get_slots(v)] + \
+            state = list({id(s): s for s in variables + [
+                s for v in variables for s in inner._get_slots(v)]}.values()) + \
                 [inner.iterations]
             if global_step is not None:
                 state.append(global_step)

@@ -282,7 +282,9 @@ def test_slots_are_global_variables_reset_by_init():
     gv = set(g.get_collection(ml.GraphKeys.GLOBAL_VARIABLES))
     tv = set(g.get_collection(ml.GraphKeys.TRAINABLE_VARIABLES))
     assert all(s in gv and s not in tv for s in slots)
-    assert len(slots) == 2 + 2 * 3  # iterations, lr; (count, mu, nu) for w and b
+    # iterations, lr; (mu, nu) for w and b, and Adam's count shared by the group
+    assert len(slots) == 2 + 2 * 2 + 1
+    assert opt.get_slot(w, "count") is opt.get_slot(b, "count")
     sess.run(train)
     assert sess.run(opt.get_slot(w, "mu").value()).any()
     sess.run(init)

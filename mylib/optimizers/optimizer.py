@@ -74,6 +74,7 @@ class Optimizer:
         self._lr_var = None
         self._schedule_id = None
         self._slots = {}  # variable key -> [slot Variable]
+        self._shared_slots = {}  # (leaf, dtype, device) -> the slot shared in a group
 
     # ------------------------------------------------------------ hyperparameters
     def _hparams(self):
@@ -160,11 +161,18 @@ class Optimizer:
         shape = var.shape.as_list()
         structure = training_ops.slot_structure(self._kind, self._hparams(), shape, var.dtype)
         inits = training_ops.slot_initial_values(self._kind, self._hparams(), shape, var.dtype)
+        shared = training_ops.shared_slot_mask(self._kind, self._hparams(), var.dtype)
         slots = []
         g = self._graph
         with g.as_default(), g.colocate_with(var.op):
-            for (leaf_name, spec), init in zip(structure, inits):
+            for (leaf_name, spec), init, is_shared in zip(structure, inits, shared):
                 dt = _dtypes.as_dtype(spec.dtype)
+                # A leaf optax shares between parameters (Adam's count) is one
+                # variable per device group, not one per variable: fewer buffers per step.
+                skey = (leaf_name, dt.name, var.handle.op.device) if is_shared else None
+                if skey is not None and skey in self._shared_slots:
+                    slots.append(self._shared_slots[skey])
+                    continue
 
                 def initial(init=init, dt=dt):
                     if isinstance(init, tuple):
@@ -173,7 +181,11 @@ class Optimizer:
                                               array_ops.constant(value.item(), dtype=dt))
                     return array_ops.constant(init, dtype=dt)
 
-                slots.append(self._make_variable(f"{var._name}/{leaf_name}", initial, dt))
+                slot = self._make_variable(leaf_name if skey is not None else
+                                           f"{var._name}/{leaf_name}", initial, dt)
+                if skey is not None:
+                    self._shared_slots[skey] = slot
+                slots.append(slot)
         self._slots[var._key] = slots
         return slots
 
@@ -197,8 +209,12 @@ class Optimizer:
             out.append(self._iterations)
         if self._lr_var is not None:
             out.append(self._lr_var)
+        seen = set()
         for slots in self._slots.values():
-            out.extend(slots)
+            for sl in slots:
+                if id(sl) not in seen:
+                    seen.add(id(sl))
+                    out.append(sl)
         return out
 
     # ------------------------------------------------------------ graph building

@@ -115,6 +115,21 @@ def slot_structure(kind, hparams, shape, dtype):
     return out
 
 
+def shared_slot_mask(kind, hparams, dtype):
+    """For each state leaf of `slot_structure`, whether optax shares it between all the
+    parameters it updates together (Adam's step count) rather than keeping one per
+    parameter."""
+    tx = build_transform(kind, hparams)
+    d = _dtypes.as_dtype(dtype).np
+    layout = _group_layout(tx, (((2,), d), ((3,), d)))
+    shared = set()
+    for targets in layout.targets:
+        if len(targets) > 1:
+            shared.update(j for i, j in targets if i == 0)
+    n = len(slot_structure(kind, hparams, (2,), dtype))
+    return [j in shared for j in range(n)]
+
+
 def slot_initial_values(kind, hparams, shape, dtype):
     """The initial value of each state leaf of one variable, as ``(fill_value, shape,
     dtype)`` when the leaf is uniform, else the full numpy array."""
