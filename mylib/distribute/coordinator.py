@@ -414,6 +414,7 @@ class ClusterCoordinator:
             except Exception as e:  # noqa: BLE001 - the closure's own error
                 self._finish(c, error=_unwrap(e))
                 continue
+            self.strategy.stats["applied_steps"] += 1
             self._finish(c, c.traced.rebuild(vals))
 
     def _submit(self, i, c, mode, spec=False):

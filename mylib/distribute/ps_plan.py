@@ -91,15 +91,26 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     if not force and all(task[op] == LOCAL for op in ops if op.type not in _FREE_OPS):
         return None
     sync = set(sync_op_names)
+    shaped = _shape_derived(ops, fed, set(fetch_tensors))
     phase, gated = {}, {}
     for op in ops:
         p, gt = 0, op.name in sync
         data = [t.op for t in op.inputs if t not in fed]
+        # A shape computation is recomputed where it is used (see `_shape_derived`):
+        # its own sources count instead.
+        expanded, stack = [], list(data)
+        while stack:
+            src = stack.pop()
+            if src in shaped:
+                stack.extend(t.op for t in src.inputs if t not in fed)
+            else:
+                expanded.append(src)
+        data = expanded
         for src in data + list(op.control_inputs):
             if src not in in_set:
                 continue
             gt = gt or gated.get(src, False)
-            if src.type in _FREE_OPS:
+            if src.type in _FREE_OPS or src in shaped:
                 continue
             cross = task[src] != task[op]
             if cross and src not in data and task[src] != LOCAL and task[op] != LOCAL:
@@ -118,7 +129,7 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     fetch_set = set(fetch_tensors)
     groups = {}
     for op in ops:
-        if op.type in _FREE_OPS:
+        if op.type in _FREE_OPS or op in shaped:
             continue
         groups.setdefault((phase[op], gated[op], task[op]), []).append(op)
     phases = []
@@ -130,8 +141,16 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
         # an ungated one of the same phase and task.
         for key in sorted((k for k in groups if k[0] == p),
                           key=lambda k: (k[1], str(k[2]))):
-            members = groups[key]
+            members = list(groups[key])
             mset = set(members)
+            pull = [t.op for op in members for t in op.inputs if t.op in shaped]
+            while pull:  # the shape computations the segment uses, recomputed in it
+                src = pull.pop()
+                if src not in mset:
+                    mset.add(src)
+                    members.append(src)
+                    pull.extend(t.op for t in src.inputs if t.op in shaped)
+            members.sort(key=lambda o: o._id)
             inputs, seen = [], set()
             for op in members:
                 for t in op.inputs:
@@ -157,6 +176,34 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     return {"feeds": [t.name for t in feeds], "fetches": [t.name for t in fetch_tensors],
             "targets": [op.name for op in target_ops], "phases": phases,
             "aggregate": sorted(aggregate)}
+
+
+_SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+
+
+def _shape_derived(ops, fed, fetched):
+    """Ops computing only shapes of fed tensors: `Shape`/`Size`/`Rank` of a feed and
+    integer arithmetic on them and on constants. Their values are static when a segment
+    is compiled (the core folds them), so each segment that needs one recomputes it
+    from the feed rather than receiving it as a runtime value (which a `Reshape` could
+    not use)."""
+    out = set()
+    for op in ops:
+        if op.control_inputs or any(o in fetched for o in op.outputs) or not op.outputs:
+            continue
+        if op.type in _SHAPE_OPS:
+            # Only shapes of fed tensors: recomputing one elsewhere costs no transfer.
+            if all(t in fed for t in op.inputs):
+                out.add(op)
+            continue
+        od = op.op_def
+        if od.stateful or od.host or not op.inputs:
+            continue
+        if not all(o.dtype.is_integer for o in op.outputs):
+            continue
+        if all(t not in fed and (t.op in out or t.op.type == "Const") for t in op.inputs):
+            out.add(op)
+    return out
 
 
 def spec_tasks(spec):

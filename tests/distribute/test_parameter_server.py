@@ -173,6 +173,8 @@ def test_sharded_embedding_sparse_update_and_restore_into_other_sharding(tmp_pat
             emb = ml.Variable(table, name="emb")
             ids = ml.placeholder("int64", [None])
             rows = ml.nn.embedding_lookup(emb, ids)
+            ids2 = ml.placeholder("int64", [None, 1])   # reshaped by its runtime shape
+            rows2 = ml.nn.embedding_lookup(emb, ids2)
             loss = ml.reduce_sum(rows)
             train = ml.optimizers.SGD(0.5).minimize(loss, var_list=[emb])
             init = ml.global_variables_initializer()
@@ -185,6 +187,7 @@ def test_sharded_embedding_sparse_update_and_restore_into_other_sharding(tmp_pat
         sess.run(init)
         idv = np.array([1, 7, 7])
         np.testing.assert_allclose(sess.run(rows, {ids: idv}), table[idv])
+        np.testing.assert_allclose(sess.run(rows2, {ids2: idv[:, None]}), table[idv][:, None])
         sess.run(train, {ids: idv})
         want = table.copy()
         want[1] -= 0.5
