@@ -269,8 +269,10 @@ class SegmentedPlan:
             return (*fetches, *[w[k] for k in wk])
 
         # Multi-segment steps do not donate: a later failure must be able to put the
-        # old values back.
-        jitted = jax.jit(flat)
+        # old values back. A step of one cluster has no later segment: its written
+        # variables' buffers are donated, updated in place (as the Session's fast path).
+        single = len(self.segments) == 1
+        jitted = jax.jit(flat, donate_argnums=tuple(range(n_rw)) if single else ())
         if seg.device is not None:
             dev = seg.device
 

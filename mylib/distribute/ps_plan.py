@@ -265,7 +265,9 @@ class SegmentRunner:
             store = self.session._store
             with self.session._lock:
                 try:
-                    return [store[k] for k in ro]
+                    # Host views taken under the lock: a concurrent update that donates
+                    # a variable's buffer then leaves these values alone.
+                    return [to_host(store[k]) for k in ro]
                 except KeyError as e:
                     raise errors.FailedPreconditionError(
                         f"Attempting to use uninitialized value {e.args[0]}") from None
