@@ -238,8 +238,10 @@ class ParameterServerExtended(dl.StrategyExtended):
         self._strategy._ensure_started()
         import ray
 
+        version = len(g._ops)  # ops are only ever added: the count is the version
+        if version == self._shipped:
+            return version
         with self._lock:
-            version = len(g.get_operations())
             if version == self._shipped:
                 return version
             from mylib.core.graph_io import graph_to_graph_def
@@ -594,9 +596,9 @@ class ParameterServerStrategy(dl.Strategy):
                 f"the tasks ask for {need_cpu} CPUs and {need_gpu} GPUs "
                 f"({self._num_ps} ps x {self._ps_resources}, {self._num_workers} workers x "
                 f"{self._worker_resources}).")
-        ps_cls = ray.remote(max_restarts=-1, max_task_retries=0, max_concurrency=16)(
+        ps_cls = ray.remote(max_restarts=-1, max_task_retries=0)(
             _PSActor)
-        w_cls = ray.remote(max_restarts=-1, max_task_retries=0, max_concurrency=4)(
+        w_cls = ray.remote(max_restarts=-1, max_task_retries=0)(
             _WorkerActor)
         self._ps = [ps_cls.options(name=None, **_opts(self._ps_resources)).remote("ps", k)
                     for k in range(self._num_ps)]
