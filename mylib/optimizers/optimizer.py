@@ -10,6 +10,7 @@ saves them), one per optax state leaf per variable, named
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 from mylib.core import dtypes as _dtypes
@@ -111,11 +112,15 @@ class Optimizer:
             return Variable(initial_value, trainable=False, name=name, dtype=dtype,
                             collections=[GraphKeys.GLOBAL_VARIABLES])
 
-    def _ensure_built(self, graph=None):
+    def _ensure_built(self, graph=None, colocate=None):
         self._bind_graph(graph or self._graph or get_default_graph())
         g = self._graph
         if self._iterations is None:
-            with g.as_default():
+            # With the first variable it updates (on its parameter server, if any), as
+            # TensorFlow colocates an optimizer's non-slot variables.
+            place = g.colocate_with(colocate.op) if colocate is not None else \
+                contextlib.nullcontext()
+            with g.as_default(), place:
                 self._iterations = self._make_variable(
                     "iterations", array_ops.constant(0, dtype=_dtypes.int64), _dtypes.int64)
                 if callable(self._learning_rate):
@@ -146,7 +151,7 @@ class Optimizer:
         (done by `apply_gradients` otherwise)."""
         var_list = list(var_list)
         graph = var_list[0].graph if var_list else None
-        self._ensure_built(graph)
+        self._ensure_built(graph, var_list[0] if var_list else None)
         for v in var_list:
             self._get_slots(v)
 
@@ -262,7 +267,7 @@ class Optimizer:
             raise ValueError("No gradients provided for any variable: "
                              f"{[v.name for _, v in pairs]}.")
         graph = kept[0][1].graph
-        self._ensure_built(graph)
+        self._ensure_built(graph, kept[0][1])
         with graph.as_default(), graph.name_scope(""), graph.name_scope(self._scope), \
                 graph.name_scope(name or "update"):
             # A parameter-server strategy in synchronous mode marks each gradient as
