@@ -2,6 +2,7 @@
 more replicas share the same cores; the numbers show overhead, not speed-up).
 
     python benchmarks/sync_replicas.py
+    python benchmarks/sync_replicas.py --processes 2
 
 1. samples/s of `fit` for a compute-heavy MLP and a small CNN on 1, 2 and 4 replicas
    (`MirroredStrategy`), in one process.
@@ -9,11 +10,22 @@ more replicas share the same cores; the numbers show overhead, not speed-up).
    under the strategy, against a bare `jax.lax.psum` of the same size (`shard_map`).
 3. the strategy's training step against a hand-written `shard_map` training step of
    the same MLP (psum of gradients, optax SGD).
+
+With ``--processes N`` (N >= 2) it runs instead: the same MLP and CNN on 1 process with
+1 device, then on N local processes with 1 device each (`MultiWorkerMirroredStrategy`
+over `jax.distributed`, started by `mylib.distribute.launch`, each running
+`_sync_replicas_worker.py`), at the same global batch. The processes share the same
+cores, so the ratio shows the cost of the cross-process all-reduce (gloo on loopback),
+not a speed-up.
 """
 
-import functools
+import argparse
+import io
+import pathlib
 import statistics
 import time
+
+from _sync_replicas_worker import fit_samples_per_s, make_data, make_model
 
 from mylib.devices import set_cpu_device_count
 
@@ -27,6 +39,7 @@ from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import mylib as ml  # noqa: E402
+from mylib.distribute.launch import launch  # noqa: E402
 
 try:
     from jax import shard_map  # noqa: E402
@@ -45,37 +58,12 @@ def timeit(fn, repeats=5, number=10):
     return statistics.median(ts)
 
 
-def fit_rate(kind, n_rep, epochs=3):
-    rng = np.random.default_rng(0)
-
-    def make_layers():  # inside the model's graph
-        if kind == "mlp":
-            return [ml.layers.Input((512,)), ml.layers.Dense(1024, activation="relu"),
-                    ml.layers.Dense(1024, activation="relu"), ml.layers.Dense(10)]
-        return [ml.layers.Input((16, 16, 1)),
-                ml.layers.Conv2D(32, 3, padding="same", activation="relu"),
-                ml.layers.MaxPooling2D(2), ml.layers.Flatten(), ml.layers.Dense(10)]
-
-    x = rng.standard_normal((4096, 512) if kind == "mlp" else (2048, 16, 16, 1)
-                            ).astype(np.float32)
-    y = rng.integers(0, 10, len(x))
-    times = []
-
-    class T(ml.callbacks.Callback):
-        def on_epoch_begin(self, e, logs=None):
-            self.t = time.perf_counter()
-
-        def on_epoch_end(self, e, logs=None):
-            times.append(time.perf_counter() - self.t)
-
-    g = ml.Graph()
+def fit_rate(kind, n_rep, epochs=3, shuffle=True):
+    x, y = make_data(kind)
     strategy = ml.distribute.MirroredStrategy(devices=[f"/cpu:{i}" for i in range(n_rep)])
-    with g.as_default(), strategy.scope():
-        m = ml.Sequential(make_layers())
-        m.compile(optimizer=ml.optimizers.SGD(0.01),
-                  loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True))
-    m.fit(x, y, batch_size=256, epochs=epochs, verbose=0, callbacks=[T()])
-    return len(x) / statistics.median(times[1:])
+    with ml.Graph().as_default(), strategy.scope():
+        m = make_model(ml, kind)
+    return fit_samples_per_s(ml, m, x, y, epochs, shuffle)
 
 
 def allreduce(nbytes, n_rep=4):
@@ -153,8 +141,48 @@ def step_overhead(n_rep=4, width=1024, batch=256):
     return t_ml, t_hand
 
 
-def main():
+def processes_rates(kinds, n_proc, epochs):
+    """{kind: (replicas, samples/s)} printed by the chief of `n_proc` local processes."""
+    worker = pathlib.Path(__file__).resolve().parent / "_sync_replicas_worker.py"
+    log = io.StringIO()
+    # The children inherit this process's XLA_FLAGS (4 devices); the worker sets 1.
+    rc = launch([str(worker), *kinds, "--epochs", str(epochs)], num_workers=n_proc,
+                timeout=600, out=log)
+    if rc != 0:
+        raise RuntimeError(f"the {n_proc} worker processes failed:\n{log.getvalue()}")
+    rates = {}
+    for line in log.getvalue().splitlines():
+        if line.startswith("[worker 0] sync_replicas "):
+            kind, replicas, sps = line.split()[3:]
+            rates[kind] = (int(replicas), float(sps))
+    return rates
+
+
+def compare_processes(n_proc, epochs=8):
+    kinds = ("mlp", "cnn")
+    # Unshuffled in both, as the workers must feed the same batches in the same order.
+    one = {kind: fit_rate(kind, 1, epochs, shuffle=False) for kind in kinds}
+    many = processes_rates(kinds, n_proc, epochs)
+    print(f"\n4. fit samples/s, 1 process x 1 device against {n_proc} processes x 1 device"
+          f"\n   (MultiWorkerMirroredStrategy over jax.distributed, gloo on 127.0.0.1),"
+          f"\n   global batch 256, median of {epochs - 1} epochs after a warm-up epoch."
+          f"\n   The {n_proc} processes share this machine's cores: the ratio is the cost"
+          f"\n   of the cross-process all-reduce, not a speed-up.")
+    for kind in kinds:
+        replicas, sps = many[kind]
+        print(f"   {kind:4s} 1 process: {one[kind]:9.0f}   {n_proc} processes "
+              f"({replicas} replicas): {sps:9.0f}   ratio {sps / one[kind]:5.2f}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--processes", type=int, default=1,
+                   help="N >= 2: compare 1 process with N local processes instead")
+    args = p.parse_args(argv)
     print(f"devices: {jax.devices()}")
+    if args.processes > 1:
+        compare_processes(args.processes)
+        return
     print("\n1. fit samples/s by number of replicas (global batch 256)")
     for kind in ("mlp", "cnn"):
         rates = [fit_rate(kind, n) for n in (1, 2, 4)]

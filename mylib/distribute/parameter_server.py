@@ -623,6 +623,9 @@ class ParameterServerStrategy(dl.Strategy):
         self._closed = True
         if self._coordinator is not None:
             self._coordinator._shutdown()
+        g = self._extended.graph()
+        if g is not None and getattr(g, "_distribution", None) is self._extended:
+            g._distribution = None  # the graph no longer runs on this cluster
         if self._started:
             try:
                 import ray

@@ -122,6 +122,25 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
             p = max(p, phase[src] + (1 if cross else 0))
         phase[op] = p
         gated[op] = gt
+    # Parameter-server ops that need nothing from this step (variable reads) run as
+    # late as their users allow, so they share a round trip with later calls to the
+    # same server (e.g. the learning rate read with the embedding gathers).
+    users = {}
+    for op in ops:
+        for src in [t.op for t in op.inputs if t not in fed] + list(op.control_inputs):
+            if src in in_set:
+                users.setdefault(src, []).append(op)
+    for op in reversed(ops):
+        if task[op] == LOCAL or op.type in _FREE_OPS or op in shaped or op.control_inputs:
+            continue
+        if any(t not in fed and t.op in in_set and t.op.type not in _FREE_OPS
+               for t in op.inputs):
+            continue
+        us = users.get(op)
+        if not us or any(u in shaped for u in us):
+            continue
+        latest = min(phase[u] - (0 if task[u] == task[op] else 1) for u in us)
+        phase[op] = max(phase[op], latest)
     consumers = {}
     for op in ops:
         for t in op.inputs:

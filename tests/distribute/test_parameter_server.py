@@ -193,6 +193,10 @@ def test_sharded_embedding_sparse_update_and_restore_into_other_sharding(tmp_pat
         want[1] -= 0.5
         want[7] -= 1.0  # looked up twice
         np.testing.assert_allclose(sess.run(emb), want)
+        # Assigning the logical value splits it over the shards.
+        sess.run(emb.assign(want * 2.0, read_value=False))
+        np.testing.assert_allclose(sess.run(emb.variables[1]), want[5:] * 2.0)
+        sess.run(emb.assign(want, read_value=False))
         path = saver.save(sess, str(tmp_path / "ckpt"))
     finally:
         s.close()
@@ -220,7 +224,7 @@ def test_keras_fit_on_workers_learns_digits():
     y = d.target.astype("int64")
     s = ml.distribute.ParameterServerStrategy(num_ps=2, num_workers=2)
     try:
-        with s.scope():
+        with ml.Graph().as_default(), s.scope():
             m = ml.Sequential([ml.layers.Input((64,)),
                                ml.layers.Dense(64, activation="relu"), ml.layers.Dense(10)])
             m.compile(optimizer=ml.optimizers.Adam(0.01),
@@ -238,6 +242,7 @@ def test_keras_fit_on_workers_learns_digits():
         assert int(_sess(m.graph).run(m.optimizer.iterations)) == 3 * 24
     finally:
         s.close()
+    assert getattr(m.graph, "_distribution", None) is None  # detached when closed
 
 
 def test_worker_killed_mid_step_reruns_closure_and_rejoins():

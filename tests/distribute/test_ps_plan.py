@@ -94,3 +94,14 @@ def test_sync_mode_gates_the_apply_and_what_follows():
     assert not _where(spec, loss.op.name)[2]
     assert spec["aggregate"]  # the gradients fed to the apply are averaged
     s.close()
+
+
+def test_variable_placement_round_robin_and_by_size():
+    for placement, want in (("round_robin", [0, 1, 0]), ("size", [0, 1, 1])):
+        s = ml.distribute.ParameterServerStrategy(num_ps=2, variable_placement=placement)
+        g = ml.Graph()
+        with g.as_default(), s.scope():
+            vs = [ml.Variable(np.zeros(n, np.float32), name=f"v{i}")
+                  for i, n in enumerate((1000, 10, 10))]
+        assert [ps_plan.ps_task_of_device(v.device) for v in vs] == want, placement
+        s.close()
