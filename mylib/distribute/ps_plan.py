@@ -122,25 +122,7 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
             p = max(p, phase[src] + (1 if cross else 0))
         phase[op] = p
         gated[op] = gt
-    # Parameter-server ops that need nothing from this step (variable reads) run as
-    # late as their users allow, so they share a round trip with later calls to the
-    # same server (e.g. the learning rate read with the embedding gathers).
-    users = {}
-    for op in ops:
-        for src in [t.op for t in op.inputs if t not in fed] + list(op.control_inputs):
-            if src in in_set:
-                users.setdefault(src, []).append(op)
-    for op in reversed(ops):
-        if task[op] == LOCAL or op.type in _FREE_OPS or op in shaped or op.control_inputs:
-            continue
-        if any(t not in fed and t.op in in_set and t.op.type not in _FREE_OPS
-               for t in op.inputs):
-            continue
-        us = users.get(op)
-        if not us or any(u in shaped for u in us):
-            continue
-        latest = min(phase[u] - (0 if task[u] == task[op] else 1) for u in us)
-        phase[op] = max(phase[op], latest)
+    _delay_floating(ops, fed, in_set, task, phase, gated, shaped)
     consumers = {}
     for op in ops:
         for t in op.inputs:
@@ -195,6 +177,51 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     return {"feeds": [t.name for t in feeds], "fetches": [t.name for t in fetch_tensors],
             "targets": [op.name for op in target_ops], "phases": phases,
             "aggregate": sorted(aggregate)}
+
+
+def _delay_floating(ops, fed, in_set, task, phase, gated, shaped):
+    """Moves *floating* ops (variable reads and pure computations on them: nothing
+    from this step's feeds or other results, e.g. the learning rate read and negated
+    for a sparse update) as late as their users allow, and a parameter-server one into
+    a phase that already calls that server: it then shares that round trip instead of
+    costing one of its own."""
+    floating = set()
+    for op in ops:
+        if op.control_inputs or op in shaped or not op.outputs:
+            continue
+        if op.op_def.stateful and op.type != "ReadVariableOp":
+            continue
+        if op.op_def.host:
+            continue
+        if all((t.op.type in _FREE_OPS and t not in fed) or t.op in floating
+               for t in op.inputs if t.op in in_set):
+            if all(t not in fed for t in op.inputs):
+                floating.add(op)
+    if not floating:
+        return
+    users = {}
+    for op in ops:
+        for src in [t.op for t in op.inputs if t not in fed] + list(op.control_inputs):
+            if src in in_set:
+                users.setdefault(src, []).append(op)
+    busy = {(phase[op], task[op], gated[op]) for op in ops
+            if op not in floating and op.type not in _FREE_OPS and op not in shaped}
+    for op in reversed(ops):
+        if op not in floating:
+            continue
+        us = users.get(op)
+        if not us or any(u in shaped for u in us):
+            continue
+        latest = min(phase[u] - (0 if task[u] == task[op] else 1) for u in us)
+        if latest <= phase[op]:
+            continue
+        if task[op] == LOCAL:
+            phase[op] = latest
+            continue
+        for p in range(latest, phase[op], -1):
+            if (p, task[op], gated[op]) in busy:
+                phase[op] = p
+                break
 
 
 _SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
