@@ -37,6 +37,8 @@ def _halves(*arrays):
 def _keras():
     os.environ.setdefault("KERAS_BACKEND", "jax")
     keras = pytest.importorskip("keras")
+    if not hasattr(keras, "backend"):  # tests/keras seen as a namespace package
+        pytest.skip("Keras 3 is not installed")
     if keras.backend.backend() != "jax":
         pytest.skip("Keras runs on another backend here")
     return keras
