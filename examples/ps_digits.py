@@ -25,21 +25,9 @@ dropped, then closes the strategy, which stops every task and removes Ray's file
 import argparse
 import time
 
-import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 import mylib as ml
-
-
-def load(seed):
-    x, y = load_digits(return_X_y=True)
-    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=0.2, stratify=y,
-                                              random_state=seed)
-    scaler = StandardScaler().fit(x_tr)
-    return (scaler.transform(x_tr).astype(np.float32), y_tr.astype(np.int64),
-            scaler.transform(x_te).astype(np.float32), y_te.astype(np.int64))
+from train_digits import load  # the same data split and scaling
 
 
 def build_model(seed, lr):
