@@ -25,7 +25,6 @@ since that checkpoint.
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
 

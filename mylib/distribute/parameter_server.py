@@ -432,8 +432,6 @@ class ParameterServerStrategy(dl.Strategy):
         self._worker_delay = {}
         self.stats = {"applied_steps": 0, "dropped_gradients": 0, "worker_restarts": 0,
                       "ps_restarts": 0, "closures_retried": 0}
-        if address is not None or _env_address():
-            self._check_resources_later = True
 
     # --- properties ---
     @property
@@ -499,7 +497,6 @@ class ParameterServerStrategy(dl.Strategy):
         return v
 
     def _num_shards(self, kwargs):
-        from mylib.core.op_registry import convert_to_tensor
         from mylib.core.tensor_shape import as_shape
 
         shape = kwargs.get("shape")
@@ -524,7 +521,6 @@ class ParameterServerStrategy(dl.Strategy):
                 f"variable_partitioner returned {parts} for variable '{kwargs.get('name')}' "
                 f"of shape {shape}: only the first axis can be split, into 1..{shape[0]} "
                 "shards (e.g. [2, 1])")
-        del convert_to_tensor
         return min(int(parts[0]), shape.as_list()[0])
 
     def _create_sharded(self, next_creator, n, kwargs):
