@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 import mylib as ml
-from mylib.core import saver as saver_mod
+from mylib.runtime import saver as saver_mod
 
 
 def timed(fn, repeats, before=None):
@@ -61,7 +61,7 @@ def main(argv=None):
             saver = ml.train.Saver(max_to_keep=1)
             sess = ml.Session()
             # Place the values in the session as a training loop would leave them.
-            sess._assign_vars({v._key: jax.device_put(x) for v, x in zip(vs, arrays)})
+            sess.assign_variables({v._key: jax.device_put(x) for v, x in zip(vs, arrays)})
             prefix = os.path.join(root, "model.ckpt")
             ml_save = timed(lambda: saver.save(sess, prefix), a.repeats)
             ml_restore = timed(lambda: saver.restore(sess, prefix), a.repeats)

@@ -20,9 +20,9 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import mylib as ml  # noqa: E402
-from mylib.core.executor import SegmentedPlan  # noqa: E402
+from mylib.runtime.executor import SegmentedPlan  # noqa: E402
 from mylib.core.lowering import prune  # noqa: E402
-from mylib.core.placement import place  # noqa: E402
+from mylib.runtime.placement import place  # noqa: E402
 
 
 def median_time(fn, repeats=7, number=20):
@@ -75,8 +75,8 @@ def transfer(nbytes):
         init = ml.global_variables_initializer()
     sess = ml.Session(graph=g)
     sess.run(init)
-    cut = sess._make_raw_callable([y], [])
-    same = sess._make_raw_callable([y_same], [])
+    cut = sess.make_device_callable([y], [])
+    same = sess.make_device_callable([y_same], [])
     cut(), same()
     t_cut = median_time(lambda: jax.block_until_ready(cut()))
     t_same = median_time(lambda: jax.block_until_ready(same()))

@@ -82,7 +82,7 @@ def allreduce(nbytes, n_rep=4):
         init = ml.global_variables_initializer()
     sess = ml.Session(graph=g)
     sess.run(init)
-    fn = sess._make_raw_callable([step], [x])
+    fn = sess.make_device_callable([step], [x])
     t_ml = timeit(lambda: jax.block_until_ready(
         (fn(xs), sess._store[v._key])), number=3)
     # bare psum of the same per-device block

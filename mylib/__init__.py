@@ -8,7 +8,10 @@ and the Keras-style API under `ml.layers`, `ml.models`, `ml.optimizers`, `ml.los
 """
 
 from mylib.core import *  # noqa: F401,F403
-from mylib.core import errors  # noqa: F401
+from mylib import errors  # noqa: F401
+from mylib.runtime import (ConfigProto, InteractiveSession, RunMetadata, RunOptions,  # noqa: F401
+                           Session)
+from mylib.runtime import coordinator, queue_runner, saver, timeline  # noqa: F401
 from mylib import nn, random  # noqa: F401
 from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
@@ -20,9 +23,6 @@ from mylib import config, data, utils  # noqa: F401
 from mylib.layers import activations, initializers, regularizers  # noqa: F401
 from mylib.devices import DeviceSpec  # noqa: F401
 
-try:  # filled in by mylib.models
-    from mylib.models import Model, Sequential  # noqa: F401
-except ImportError:  # pragma: no cover - while the package is being assembled
-    pass
+from mylib.models import Model, Sequential  # noqa: F401
 
-__version__ = "0.1.0"
+from mylib._version import __version__  # noqa: F401

@@ -1,17 +1,19 @@
 """`ml.train`: TensorFlow 1's ``tf.train`` names.
 
 Checkpoints (`Saver`, `latest_checkpoint`, `get_checkpoint_state`, ...) and the global
-step come from `mylib.core.saver`; see its docstring for the file format.
+step come from `mylib.runtime.saver`; see its docstring for the file format.
 """
 
-from mylib.core.saver import (DATA_SUFFIX, CheckpointState, Saver,  # noqa: F401
+from mylib.runtime.saver import (DATA_SUFFIX, CheckpointState, Saver,  # noqa: F401
                               assert_global_step, checkpoint_exists, create_global_step,
                               get_checkpoint_mtimes, get_checkpoint_state, get_global_step,
                               get_or_create_global_step, global_step, latest_checkpoint,
                               list_variables, load_checkpoint, load_variable,
                               remove_checkpoint, update_checkpoint_state)
-from mylib.core.graph_io import export_meta_graph, import_meta_graph, write_graph  # noqa: E402,F401
+from mylib.core.graph_io import write_graph  # noqa: E402,F401
+from mylib.runtime.meta_graph import export_meta_graph  # noqa: E402,F401
+from mylib.runtime.saver import import_meta_graph  # noqa: E402,F401
 # Queue runners and the coordinator (input pipelines).
-from mylib.core.coordinator import Coordinator, LooperThread  # noqa: E402,F401
-from mylib.core.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
+from mylib.runtime.coordinator import Coordinator, LooperThread  # noqa: E402,F401
+from mylib.runtime.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
                                      start_queue_runners)

@@ -4,3 +4,15 @@ multi-device tests run on any machine."""
 from mylib.devices import set_cpu_device_count
 
 set_cpu_device_count(4)
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def jax_x64():
+    """64-bit JAX for a test whose references (`jax.grad`, optax, `jnp`) are float64:
+    mylib scopes 64-bit mode to its own work, so a reference computed outside that
+    scope would silently be 32-bit."""
+    with jax.enable_x64(True):
+        yield

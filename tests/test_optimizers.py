@@ -8,6 +8,9 @@ import pytest
 
 import mylib as ml
 
+# References are computed with jax in float64 (see conftest.jax_x64).
+pytestmark = pytest.mark.usefixtures("jax_x64")
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(8, 3)).astype(np.float32)
 Y = RNG.normal(size=(8,)).astype(np.float32)

@@ -1,6 +1,6 @@
 """`ModelCheckpoint` and `BackupAndRestore`: files written during `fit`.
 
-Both write through `mylib.models.saving` (zip files of JSON and numpy arrays, written
+Both write through the model's own `save` / `save_training_state` (zip files of JSON and numpy arrays, written
 atomically), so a run killed while saving leaves the previous file intact.
 """
 
@@ -156,12 +156,10 @@ class BackupAndRestore(Callback):
         self._epoch_rng = None
 
     def on_train_begin(self, logs=None):
-        from mylib.models import saving
-
         self._batches = 0
         if not os.path.exists(self._path):
             return
-        extra = saving.load_training_state(self.model, self._path) or {}
+        extra = self.model.load_training_state(self._path) or {}
         try:
             epoch, step = int(extra["epoch"]), int(extra["step"])
             name, keys, pos, has_gauss, cached = extra["numpy_rng"]
@@ -170,11 +168,10 @@ class BackupAndRestore(Callback):
             sess = self.model.session
             # Random ops (dropout) continue their streams: per-op run counts and the
             # session's base seed for unseeded ops.
-            sess._rng_counts = {str(k): int(v) for k, v in extra.get("rng_counts", {}).items()}
-            if "seed_base" in extra:
-                sess._seed_base = int(extra["seed_base"])
+            sess.variable_store.set_rng_state({"counts": extra.get("rng_counts", {}),
+                                               "seed_base": extra.get("seed_base")})
         except (KeyError, TypeError, ValueError) as e:
-            from mylib.core import errors
+            from mylib import errors
 
             raise errors.DataLossError(f"{self._path}: invalid backup state ({e}).") from e
         self.model._resume_at = (epoch, step)
@@ -203,20 +200,18 @@ class BackupAndRestore(Callback):
 
     def _save(self, epoch, step, rng):
         from mylib.callbacks.tensorboard import is_chief
-        from mylib.models import saving
-
         if not is_chief(self.model):
             # In a multi-worker job only the chief writes the backup; every worker
             # restores from it (the directory must be shared, as TensorFlow's).
             return
         os.makedirs(self.backup_dir, exist_ok=True)
         name, keys, pos, has_gauss, cached = rng
+        rng_state = self.model.session.variable_store.rng_state()
         extra = {"epoch": epoch, "step": step,
                  "numpy_rng": [name, [int(k) for k in keys], int(pos), int(has_gauss),
                                float(cached)],
-                 "rng_counts": {k: int(v) for k, v in self.model.session._rng_counts.items()},
-                 "seed_base": int(self.model.session._seed_base)}
-        saving.save_training_state(self.model, self._path, extra)
+                 "rng_counts": rng_state["counts"], "seed_base": rng_state["seed_base"]}
+        self.model.save_training_state(self._path, extra)
 
     def on_train_end(self, logs=None):
         from mylib.callbacks.tensorboard import is_chief

@@ -31,14 +31,14 @@ def _lr_variable(model, who):
 
 def get_learning_rate(model):
     """The current learning rate of `model`'s optimizer as a float."""
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     return float(backend.get_values([_lr_variable(model, "get_learning_rate")])[0])
 
 
 def set_learning_rate(model, value, who="set_learning_rate"):
     """Assigns `value` to the learning-rate variable of `model`'s optimizer."""
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     value = float(value)
     if not math.isfinite(value) or value < 0:

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from mylib.callbacks import Callback, _batches_run
+from mylib.runtime.policy import get_policy
 
 _DT = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF",
        "bfloat16": "DT_BFLOAT16", "int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32",
@@ -242,7 +243,7 @@ class TensorBoard(Callback):
 
     def _learning_rate(self):
         # The float learning-rate variable, or the schedule's value at the current step.
-        from mylib.layers import backend
+        from mylib.runtime import keras_session as backend
 
         opt = getattr(self.model, "optimizer", None)
         if opt is None or getattr(opt, "_iterations", None) is None:
@@ -320,5 +321,5 @@ def _parse_profile_batch(profile_batch):
 def is_chief(model):
     """Whether this process writes logs and checkpoints: always, except on the
     non-chief workers of a multi-worker strategy."""
-    dist = getattr(getattr(model, "graph", None), "_distribution", None)
-    return bool(getattr(dist, "should_save_summary", True))
+    policy = get_policy(getattr(model, "graph", None))
+    return policy is None or bool(policy.is_chief())

@@ -1,17 +1,15 @@
-"""The graph core: graphs, ops, variables, gradients, sessions."""
+"""The graph core: the graph as data (graphs, ops, variables, gradients, graph files).
 
-import jax as _jax
+Nothing here executes a graph: `mylib.runtime` does (Session, Saver, queue runners).
+"""
 
-# TensorFlow programs use int64 and float64 tensors: keep them 64-bit in XLA. Every
-# mylib op has an explicit dtype, so float32 models stay float32.
-_jax.config.update("jax_enable_x64", True)
-
-from mylib.core import dtypes, errors  # noqa: E402
+from mylib.core import dtypes  # noqa: E402
+from mylib import errors  # noqa: E402,F401
 from mylib.core.dtypes import *  # noqa: E402,F401,F403
 from mylib.core.dtypes import DType, as_dtype  # noqa: E402
 from mylib.core.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: E402
                               add_to_collections, colocate_with, control_dependencies, device,
-                              get_collection, get_collection_ref, get_default_graph,
+                              get_collection, get_collection_ref, get_default_graph, get_default_session,
                               name_scope, reset_default_graph, set_random_seed)
 from mylib.core.tensor_shape import TensorShape  # noqa: E402
 from mylib.core.op_registry import (OpDef, RegisterGradient, NotDifferentiable, TensorSpec,  # noqa: E402
@@ -25,8 +23,6 @@ from mylib.core.variables import (Variable, global_variables, global_variables_i
                                   trainable_variables, variable_creator_scope,
                                   variables_initializer)
 from mylib.core.gradients import IndexedSlices, gradients  # noqa: E402
-from mylib.core.session import (ConfigProto, InteractiveSession, RunMetadata, RunOptions,  # noqa: E402
-                                Session, get_default_session)
 from mylib.core.ops import training_ops  # noqa: E402,F401
 from mylib.core.ops.nn_ops import *  # noqa: E402,F401,F403
 from mylib.core.ops.random_ops import *  # noqa: E402,F401,F403
@@ -34,9 +30,8 @@ from mylib.core.ops.clip_ops import *  # noqa: E402,F401,F403
 from mylib.core.ops import nn_ops, random_ops, clip_ops  # noqa: E402,F401
 from mylib.core.ops.host_ops import Print, numpy_function, py_func  # noqa: E402,F401
 from mylib.core.ops.host_ops import print  # noqa: E402,F401,A004
-from mylib.core import saver  # noqa: E402,F401
-from mylib.core.graph_io import (GraphDef, MetaGraphDef, NodeDef, import_graph_def,  # noqa: E402,F401
-                                 load_graph_def)
+from mylib.core.graph_io import GraphDef, MetaGraphDef, NodeDef, load_graph_def  # noqa: E402,F401
+from mylib.core.graph_import import import_graph_def  # noqa: E402,F401
 from mylib.core.ops import check_ops, data_flow_ops  # noqa: E402,F401
 from mylib.core.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue, PriorityQueue,  # noqa: E402,F401
                                           QueueBase, RandomShuffleQueue)
@@ -45,5 +40,4 @@ from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,  # n
                                       assert_negative, assert_non_negative,
                                       assert_non_positive, assert_none_equal, assert_positive,
                                       assert_rank, assert_type, check_numerics)
-from mylib.core import coordinator, queue_runner, timeline  # noqa: E402,F401
 from mylib.core.ops.control_flow_ops import case, cond, map_fn, scan, while_loop  # noqa: E402,F401

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import Graph, Operation, get_default_graph
 from mylib.core.lowering import LoweringContext, interpret, prepare, prune
 from mylib.core.op_registry import TensorSpec, convert_to_tensor

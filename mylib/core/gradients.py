@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)

@@ -108,8 +108,6 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict=None, session=None):
-        from mylib.core.session import get_default_session
-
         session = session or get_default_session()
         if session is None:
             raise ValueError("No default session: pass session= or use `with sess.as_default():`")
@@ -195,8 +193,6 @@ class Operation:
         return tuple(self.outputs)
 
     def run(self, feed_dict=None, session=None):
-        from mylib.core.session import get_default_session
-
         session = session or get_default_session()
         if session is None:
             raise ValueError("No default session: pass session= or use `with sess.as_default():`")
@@ -548,6 +544,27 @@ def _as_op(x, graph=None):
     if isinstance(x, str) and graph is not None:
         return graph.as_graph_element(x, allow_tensor=False)
     raise TypeError(f"Control input must be an Operation or Tensor, got {type(x).__name__}")
+
+
+# --- default session stack (thread-local): `Session.as_default()` pushes onto it ---
+_session_local = threading.local()
+
+
+def default_session_stack():
+    """The calling thread's stack of default sessions (innermost last). The runtime's
+    `Session.as_default()` pushes and pops it; `Tensor.eval` and `Operation.run` read
+    it. The core never runs a session itself."""
+    s = getattr(_session_local, "stack", None)
+    if s is None:
+        s = _session_local.stack = []
+    return s
+
+
+def get_default_session():
+    """The innermost session of `with sess.as_default():` (or `with sess:`) in this
+    thread, else None."""
+    s = default_session_stack()
+    return s[-1] if s else None
 
 
 # --- default graph stack (thread-local, with a process-wide fallback) ---

@@ -1,10 +1,11 @@
-"""Lowering: a pruned subgraph becomes one JAX function, compiled with `jax.jit`.
+"""Lowering: a pruned subgraph is interpreted as a JAX function of its inputs.
 
-The function takes the variables the step touches (those it writes are donated), the
-fed values and a random-stream counter, runs each op's kernel (or its `lower` rule
-for stateful ops) in an order consistent with data and control edges (creation order
-breaks ties, so effects are deterministic), and returns the fetched values and the new
-values of the variables it wrote.
+`prune` cuts the graph to what fetches need; `prepare` orders the ops (data and control
+edges, creation order breaking ties, so effects are deterministic); `interpret` runs each
+op's kernel (or its `lower` rule for stateful ops) on JAX values, with variable reads,
+writes and random streams going through a `LoweringContext`. Function graphs (control
+flow) interpret their bodies with it; the runtime's `compile_step` builds jitted steps
+from it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ import heapq
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.tensor_shape import TensorShape
 
 
@@ -193,36 +193,3 @@ def interpret(prepared, env, ctx):
                 if not f:
                     env[o] = v
     return env
-
-
-def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info, rng_ops=()):
-    """Returns ``step(rw_vals, ro_vals, feed_vals, counter) -> (fetches, written)``.
-
-    `counter` is a uint32 vector of per-op run counts, one per name in `rng_ops` (empty
-    for the discovery trace). `info` collects what tracing learns (written keys, status
-    keys, random ops, static fetch values that cannot leave XLA such as strings).
-    """
-    prepared = prepare(ops, feeds)
-
-    def step(rw_vals, ro_vals, feed_vals, counter):
-        state = dict(zip(rw_keys, rw_vals))
-        state.update(zip(ro_keys, ro_vals))
-        ctx = LoweringContext(state, counter, seed_base, rng_ops)
-        env = dict(zip(feeds, feed_vals))
-        interpret(prepared, env, ctx)
-        fetches = []
-        for i, t in enumerate(fetch_tensors):
-            v = env[t]
-            if isinstance(v, np.ndarray) and v.dtype == object:
-                info["static"][i] = v
-                fetches.append(None)
-            else:
-                fetches.append(v)
-        info["written"] = list(ctx.written)
-        info["status_keys"] = list(ctx.status_keys)
-        info["uses_rng"] = ctx.uses_rng
-        info["rng_ops"] = list(ctx.rng_ops)
-        written = {k: ctx.state[k] for k in ctx.written}
-        return fetches, written
-
-    return step

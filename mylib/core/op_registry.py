@@ -26,9 +26,10 @@ import numpy as np
 from jax import export as _jax_export
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import Operation, Tensor, _user_frame, get_default_graph
 from mylib.core.tensor_shape import TensorShape, as_shape
+from mylib.core.x64 import with_x64
 
 _REGISTRY = {}
 _GRADIENTS = {}
@@ -91,6 +92,7 @@ class OpDef:
             return op
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    @with_x64
     def create(self, inputs, attrs, name=None, graph=None, frame=None):
         """Adds an op of this type to the graph and returns the `Operation`."""
         tensors = [convert_to_tensor(x) for x in inputs]
@@ -308,6 +310,7 @@ def get_gradient_function(op):
 _CONST_CACHE_LIMIT = 0
 
 
+@with_x64
 def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     """Converts `value` to a `Tensor`: tensors pass through; objects with
     ``_as_tensor()`` (variables) convert themselves; numpy arrays, JAX arrays, Python

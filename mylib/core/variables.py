@@ -8,9 +8,10 @@ hold independent values.
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import GraphKeys, Operation, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, state_ops
@@ -216,7 +217,7 @@ class Variable:
         return self._graph_element.eval(session=session)
 
     def load(self, value, session=None):
-        from mylib.core.session import get_default_session
+        from mylib.core.graph import get_default_session
 
         (session or get_default_session()).run(self.assign(value))
 
@@ -316,15 +317,27 @@ for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", 
     setattr(Variable, _n, _mk(_n))
 
 
+_variable_device_fns: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def set_variable_device_function(graph, fn):
+    """Sets (or with None clears) the function choosing the device of variables created
+    in `graph` when no device scope or colocation does: ``fn(graph, name, shape, dtype)``
+    returns a device string or None. The runtime's `ExecutionPolicy` registration sets
+    it (a parameter-server strategy places variables on its parameter servers)."""
+    if fn is None:
+        _variable_device_fns.pop(graph, None)
+    else:
+        _variable_device_fns[graph] = fn
+
+
 def _default_device(g, name, shape, dtype):
-    """The device scope of a new variable's handle: the graph's distribution strategy
-    may choose one (a parameter server) when neither a device scope nor a colocation
-    does."""
-    dist = getattr(g, "_distribution", None)
-    hook = getattr(dist, "default_variable_device", None)
-    if hook is None or g._current_device() or g._state.colocate is not None:
+    """The device scope of a new variable's handle (see `set_variable_device_function`)."""
+    fn = _variable_device_fns.get(g)
+    if fn is None or g._current_device() or g._state.colocate is not None:
         return contextlib.nullcontext()
-    return g.device(hook(g, name, shape, dtype))
+    device = fn(g, name, shape, dtype)
+    return g.device(device) if device else contextlib.nullcontext()
 
 
 def _make_with_creators(*args, **kwargs):

@@ -24,7 +24,7 @@ import uuid
 
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
 
 _FORMAT = "mylib.data.cache"
 _VERSION = 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import re
 
-from mylib.core import errors
+from mylib import errors
 
 _FULL = re.compile(
     r"^(?:/job:(?P<job>[A-Za-z0-9_-]+))?(?:/replica:(?P<replica>\d+))?(?:/task:(?P<task>\d+))?"

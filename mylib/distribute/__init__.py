@@ -1,6 +1,6 @@
-"""Distribution strategies. They plug into the core through its hooks — the
-variable-creator stack and the compiled-step layout (`graph._distribution`) — so the
-core never imports this package.
+"""Distribution strategies. They plug in through declared interfaces: the core's
+variable-creator stack and the runtime's `ExecutionPolicy` (`mylib.runtime.policy`) —
+so neither the core nor the runtime imports this package.
 
 - `MirroredStrategy`: synchronous replicas over the local XLA devices.
 - `MultiWorkerMirroredStrategy`: synchronous replicas over processes/machines

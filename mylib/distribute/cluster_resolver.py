@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from mylib.core import errors
+from mylib import errors
 
 _ORDER = ("chief", "worker")
 

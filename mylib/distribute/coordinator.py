@@ -31,7 +31,7 @@ import time
 import jax
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
 from mylib.distribute import ps_plan
 
 
@@ -672,7 +672,7 @@ class ClusterCoordinator:
 
     def _gated_runner(self, tr):
         from mylib.distribute.parameter_server import _ClusterPlan
-        from mylib.layers.backend import get_session
+        from mylib.runtime.keras_session import get_session
 
         g = self._ext.graph()
         cache = getattr(self, "_gated", None)

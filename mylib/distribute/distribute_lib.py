@@ -1,12 +1,13 @@
 """The strategy API: `Strategy`, `ReplicaContext`, `ReduceOp`, `get_strategy`.
 
-A strategy plugs into the core through two small hooks and nothing else:
+A strategy plugs in through two declared interfaces and nothing else:
 - the variable-creator stack (`mylib.core.variables.variable_creator_scope`): variables
-  created under `strategy.scope()` are marked as the strategy's, and so is their graph;
-- the compiled-step hook: a graph marked by a strategy carries `graph._distribution`,
-  which the Session asks for the layout of the step's inputs and outputs (which feeds
-  are split along the batch, which values are replicated) when it compiles the step.
-The core never imports this package.
+  created under `strategy.scope()` are marked as the strategy's;
+- the runtime's `ExecutionPolicy` (`mylib.runtime.policy`): `strategy.extended` is one,
+  registered for the graph of the strategy's first variable (`set_policy`); the Session,
+  optimizers and `fit` ask it for the layout of a step's inputs and outputs, where a step
+  runs, and how variable values are read and written.
+Neither the core nor the runtime imports this package.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 
 from mylib.core.graph import get_default_graph
 from mylib.core.variables import variable_creator_scope
+from mylib.runtime.policy import ExecutionPolicy, set_policy
 
 
 class ReduceOp:
@@ -118,8 +120,9 @@ class ReplicaContext:
                                     kwargs or {})
 
 
-class StrategyExtended:
-    """The strategy's machinery (TensorFlow's `strategy.extended`)."""
+class StrategyExtended(ExecutionPolicy):
+    """The strategy's machinery (TensorFlow's `strategy.extended`), and its
+    `ExecutionPolicy`."""
 
     def __init__(self, strategy):
         self._strategy = strategy
@@ -139,14 +142,15 @@ class StrategyExtended:
     def parameter_devices(self):
         return tuple(self._strategy._device_names)
 
-    # --- the compiled-step hook (see the module docstring) ---
-    def shard_args(self, args, feed_slice):
-        """Puts the arguments of a compiled step where the layout wants them."""
-        return args
+    @property
+    def should_checkpoint(self):
+        """Whether this process writes checkpoints (TensorFlow's name)."""
+        return self.is_chief()
 
-    def constrain_variable(self, value):
-        """The layout of a variable's new value inside the compiled step."""
-        return value
+    @property
+    def should_save_summary(self):
+        """Whether this process writes summaries (TensorFlow's name)."""
+        return self.is_chief()
 
 
 class Strategy:
@@ -190,14 +194,13 @@ class Strategy:
 
     def _create_variable(self, next_creator, **kwargs):
         v = next_creator(**kwargs)
-        g = v.graph
-        current = getattr(g, "_distribution", None)
-        if current is None:
-            g._distribution = self._extended
-        elif current is not self._extended:
+        try:
+            set_policy(v.graph, self._extended)
+        except ValueError:
             raise ValueError(
                 f"Variable '{v.name}' is created under {self!r}, but its graph already "
-                "holds variables of another strategy; use one strategy per graph/model.")
+                "holds variables of another strategy; use one strategy per graph/model.") \
+                from None
         v._distribute_strategy = self
         return v
 

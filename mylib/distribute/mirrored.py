@@ -22,7 +22,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from mylib.core import errors
+from mylib import errors
 from mylib.devices import DeviceSpec, get_device, list_devices
 from mylib.distribute import distribute_lib as dl
 
@@ -36,7 +36,7 @@ class MirroredExtended(dl.StrategyExtended):
         self.batch_sharded = NamedSharding(self.mesh, P("batch"))
         self.n = len(self.devices)
 
-    def shard_args(self, args, feed_slice):
+    def shard_step_args(self, args, feed_slice):
         rep = self.replicated
         for i in range(len(args)):
             a = args[i]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
 from mylib.distribute import mirrored
 from mylib.distribute.cluster_resolver import TFConfigClusterResolver
 
@@ -30,20 +30,18 @@ _INITIALIZED = {}
 
 
 class MultiWorkerExtended(mirrored.MirroredExtended):
-    # Random initializers must give the same values in every process.
-    seed_base = 0x5EED
 
     def __init__(self, strategy, devices, resolver):
         super().__init__(strategy, devices)
         self.resolver = resolver
 
-    @property
-    def should_checkpoint(self):
+    def step_seed_base(self):
+        return 0x5EED  # random initializers must give the same values in every process
+
+    def is_chief(self):
         return self.resolver.is_chief()
 
-    should_save_summary = should_checkpoint
-
-    def shard_args(self, args, feed_slice):
+    def shard_step_args(self, args, feed_slice):
         rep = self.replicated
         for i in range(len(args)):
             a = args[i]

@@ -28,12 +28,13 @@ import weakref
 
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.distribute import distribute_lib as dl
 from mylib.distribute import ps_plan
 from mylib.distribute.cluster_resolver import ClusterSpec
 from mylib.distribute.sharded_variable import ShardedVariable, shard_sizes
+from mylib.runtime.policy import clear_policy, set_policy
 
 
 def ps_device(k):
@@ -70,8 +71,8 @@ class _ClusterPlan:
 
 
 class _RemoteStore:
-    """Variable values on the parameter servers, for `Session._get_var` & co (Keras
-    weights, the Saver)."""
+    """Variable values on the parameter servers: the `VariableStore` methods the
+    Session uses for them (`owns`, `get`, `read`, `write`: Keras weights, the Saver)."""
 
     def __init__(self, ext):
         self.ext = ext
@@ -79,7 +80,10 @@ class _RemoteStore:
     def owns(self, key):
         return self.ext.task_of_key(key) is not None
 
-    def get(self, keys):
+    def get(self, key):
+        return self.read([key])[0]
+
+    def read(self, keys):
         self.ext._strategy._ensure_started()
         import ray
 
@@ -96,7 +100,7 @@ class _RemoteStore:
                 out[i] = v
         return out
 
-    def set(self, values):
+    def write(self, values):
         self.ext._strategy._ensure_started()
         import ray
 
@@ -125,8 +129,10 @@ def _rget(ray, refs, timeout, what):
 
 
 class ParameterServerExtended(dl.StrategyExtended):
-    """The machinery of `ParameterServerStrategy`: variable placement, the Session
-    hooks (`cluster_plan`, `variable_store`, `default_variable_device`), the tasks."""
+    """The machinery of `ParameterServerStrategy` and its `ExecutionPolicy`: variable
+    placement (`variable_device`), steps cut across tasks (`plan_step`), Keras steps
+    scheduled on workers (`schedule_step`), synchronous aggregation, the remote
+    variable store, the tasks."""
 
     def __init__(self, strategy):
         super().__init__(strategy)
@@ -152,7 +158,7 @@ class ParameterServerExtended(dl.StrategyExtended):
         self._bytes[k] += nbytes
         return k
 
-    def default_variable_device(self, graph, name, shape, dtype):
+    def variable_device(self, graph, name, shape, dtype):
         """Where a variable created in this strategy's graph goes when nothing else
         says (optimizer slots follow their variable; others round-robin)."""
         nbytes = _nbytes(shape, dtype)
@@ -176,8 +182,14 @@ class ParameterServerExtended(dl.StrategyExtended):
         return tuple(f"/job:worker/replica:0/task:{i}/device:CPU:0"
                      for i in range(self._strategy._num_workers))
 
-    # --- the Session hooks ---
-    def cluster_plan(self, session, ops, feeds, fetch_tensors, targets):
+    # --- the ExecutionPolicy hooks ---
+    def lays_out_steps(self):
+        return True  # steps run where plan_step puts them, not where the placer would
+
+    def remote_variable_store(self):
+        return self.variable_store
+
+    def plan_step(self, session, ops, feeds, fetch_tensors, targets):
         spec = ps_plan.build_spec(ops, feeds, fetch_tensors, targets)
         if spec is None:
             return None
@@ -188,7 +200,7 @@ class ParameterServerExtended(dl.StrategyExtended):
         return ps_plan.build_spec(ops, feeds, fetch_tensors, targets,
                                   sorted(self.sync_ops))
 
-    def scheduled_callable(self, graph, fetches, feeds, results):
+    def schedule_step(self, graph, fetches, feeds, results):
         """For Keras `fit`: a callable of the feed values that schedules the step on a
         worker (through the strategy's `ClusterCoordinator`, created if needed) and
         returns outputs read lazily: reading one waits for every scheduled step
@@ -288,7 +300,7 @@ class _LazyOutputs:
 
     def _load(self):
         if self._vals is None:
-            from mylib.layers.backend import get_session
+            from mylib.runtime.keras_session import get_session
 
             self._coord.join()
             vals = get_session(self._graph).run(self._results)
@@ -478,13 +490,13 @@ class ParameterServerStrategy(dl.Strategy):
     # --- variables ---
     def _create_variable(self, next_creator, **kwargs):
         g = get_default_graph()
-        current = getattr(g, "_distribution", None)
-        if current is None:
-            g._distribution = self._extended
-        elif current is not self._extended:
+        try:
+            set_policy(g, self._extended)
+        except ValueError:
             raise ValueError(
                 f"Variable '{kwargs.get('name')}' is created under {self!r}, but its graph "
-                "already holds variables of another strategy; use one strategy per graph.")
+                "already holds variables of another strategy; use one strategy per graph.") \
+                from None
         if self._extended._graph_ref is None:
             self._extended._graph_ref = weakref.ref(g)
         part = self.variable_partitioner
@@ -620,8 +632,8 @@ class ParameterServerStrategy(dl.Strategy):
         if self._coordinator is not None:
             self._coordinator._shutdown()
         g = self._extended.graph()
-        if g is not None and getattr(g, "_distribution", None) is self._extended:
-            g._distribution = None  # the graph no longer runs on this cluster
+        if g is not None:
+            clear_policy(g, self._extended)  # the graph no longer runs on this cluster
         if self._started:
             try:
                 import ray

@@ -17,8 +17,8 @@ import json
 import os
 import shutil
 
-from mylib.core import errors
-from mylib.core.saver import _atomic_write, read_checkpoint_file, write_checkpoint_file
+from mylib import errors
+from mylib.runtime.saver import _atomic_write, read_checkpoint_file, write_checkpoint_file
 
 POINTER = "ps_checkpoint"
 KEEP = 2

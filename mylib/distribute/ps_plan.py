@@ -5,7 +5,7 @@ parameter server ``k`` when its device says ``/job:ps/task:k`` or when it uses a
 variable handle that lives there (reads, gathers, assigns, optimizer updates: the ops
 TensorFlow colocates with their resource); every other op runs on the task that runs
 the step (a worker, or the coordinator). As the core's executor does for devices
-(`mylib.core.executor.SegmentedPlan`), each op gets a phase number that grows by one
+(`mylib.runtime.executor.SegmentedPlan`), each op gets a phase number that grows by one
 each time a value must cross tasks, and the ops of one task in one phase form a
 *segment*: the segments of a phase run at the same time (the remote ones as Ray actor
 calls), and the values crossing tasks are the cut edges (TensorFlow's `_Send`/`_Recv`
@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 
 LOCAL = "local"
 _FREE_OPS = frozenset({"VarHandleOp", "Const"})
@@ -283,7 +283,7 @@ class SegmentRunner:
     def _plan(self, seg):
         plan = self._plans.get(seg["id"])
         if plan is None:
-            from mylib.core.executor import SegmentedPlan
+            from mylib.runtime.executor import SegmentedPlan
             from mylib.core.lowering import topo_order
 
             g = self.graph
@@ -308,8 +308,9 @@ class SegmentRunner:
         plan = self._plan(seg)
         ro = plan._read_only
         if ro is not None:  # only variable reads: hand out the stored values
-            store = self.session._store
-            with self.session._lock:
+            vs = self.session.variable_store
+            store = vs.values
+            with vs.lock:
                 try:
                     # Host views taken under the lock: a concurrent update that donates
                     # a variable's buffer then leaves these values alone.

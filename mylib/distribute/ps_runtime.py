@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from mylib.core.x64 import with_x64
+
 NEED_GRAPH = "__mylib_need_graph__"
 NEED_SPEC = "__mylib_need_spec__"
 _TOKEN = None  # one random token per process (Ray caches it)
@@ -125,7 +127,11 @@ class TaskServer:
     """What every task actor does: hold the graph copy and a Session, run segments."""
 
     def __init__(self, job, index, x64=True):
-        import mylib  # noqa: F401 - registers the ops (and enables x64 as the driver)
+        # Registers every op type a shipped graph may hold: the core's, metrics' and
+        # summaries'.
+        import mylib.core  # noqa: F401
+        import mylib.metrics  # noqa: F401
+        import mylib.summary  # noqa: F401
 
         self.job = job
         self.index = index
@@ -142,8 +148,9 @@ class TaskServer:
     def load_graph(self, version, graph_def_bytes):
         """Replaces the graph copy by version `version`, keeping variable values."""
         from mylib.core.graph import Graph
-        from mylib.core.graph_io import GraphDef, import_graph_def
-        from mylib.core.session import Session
+        from mylib.core.graph_import import import_graph_def
+        from mylib.core.graph_io import GraphDef
+        from mylib.runtime.session import Session
         from mylib.distribute.ps_plan import SegmentRunner
 
         with self._graph_lock:
@@ -153,10 +160,8 @@ class TaskServer:
             with g.as_default():
                 import_graph_def(GraphDef.FromString(graph_def_bytes), name="")
             sess = Session(graph=g)
-            if self.session is not None:
-                with self.session._lock:
-                    sess._store.update(self.session._store)
-                    sess._rng_counts.update(self.session._rng_counts)
+            if self.session is not None:  # the values survive a new graph version
+                sess.variable_store.restore(self.session.variable_store.snapshot())
             self.graph, self.session = g, sess
             self.runner = SegmentRunner(g, sess)
             self._on_graph()
@@ -181,20 +186,22 @@ class TaskServer:
         """Host copies of variables `keys` (None where uninitialized)."""
         if self.session is None:
             return [None] * len(keys)
-        return self.session._read_vars(list(keys))
+        return self.session.read_variables(list(keys))
 
+    @with_x64
     def set_values(self, values):
         """Sets variables from `{key: array}`."""
         import jax.numpy as jnp
 
         if self.session is None:
             raise RuntimeError(f"{self.job} task {self.index} has no graph yet")
-        self.session._assign_vars({k: jnp.asarray(v) for k, v in values.items()})
+        self.session.assign_variables({k: jnp.asarray(v) for k, v in values.items()})
         return True
 
     def initialized(self, keys):
-        st = self.session._store if self.session is not None else {}
-        return [k in st for k in keys]
+        if self.session is None:
+            return [False] * len(keys)
+        return [self.session.variable_value(k) is not None for k in keys]
 
     def exit_now(self, code=1):
         """Kills this task's process (for fault-tolerance tests)."""
@@ -230,7 +237,7 @@ class WorkerServer(TaskServer):
         if it is None:
             fn = self.dataset_fns.get(key)
             if fn is None:
-                from mylib.core import errors
+                from mylib import errors
 
                 raise errors.FailedPreconditionError(
                     f"worker {self.index} has no per-worker dataset {key}")
@@ -238,7 +245,7 @@ class WorkerServer(TaskServer):
         try:
             el = next(it)
         except StopIteration:
-            from mylib.core import errors
+            from mylib import errors
 
             raise errors.OutOfRangeError(
                 f"End of sequence: the per-worker dataset on worker {self.index} is "
@@ -292,7 +299,7 @@ def wait_ps(pending, ps_handles, version, timeout):
     died or restarted (its graph is gone) or DeadlineExceededError past `timeout`."""
     import ray
 
-    from mylib.core import errors
+    from mylib import errors
 
     refs = [p[3] for p in pending]
     try:

@@ -1,115 +1,26 @@
-"""The Keras session of each graph: where layer and model weights hold their values.
+"""Keras's `backend` module: the session of each graph, weight values, `clear_session`.
 
-Every graph that layers build into gets one `Session` (created on first use, as Keras's
-TF1 backend did); `ensure_initialized` runs the initializers of the variables it has
-not initialized yet, so weights are initialized once, when their model is built.
+The sessions live in the runtime (`mylib.runtime.keras_session`); this module adds what
+belongs to layers (their per-graph name counters).
 """
 
-from __future__ import annotations
-
-import weakref
-
-import jax.numpy as jnp
-import numpy as np
-
 from mylib.core.graph import get_default_graph
-from mylib.core.session import Session
-from mylib.core.variables import variables_initializer
+from mylib.layers.base import reset_uids
+from mylib.runtime import keras_session
+from mylib.runtime.keras_session import (ensure_initialized, get_session, get_values,  # noqa: F401
+                                         set_session, set_values)
 
-_sessions: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def get_session(graph=None):
-    """The Keras session of `graph` (default: the default graph)."""
-    g = graph if graph is not None else get_default_graph()
-    sess = _sessions.get(g)
-    if sess is None or sess._closed:
-        sess = _sessions[g] = Session(graph=g)
-    return sess
-
-
-def set_session(session):
-    """Makes `session` the Keras session of its graph (e.g. to share one you created)."""
-    _sessions[session.graph] = session
+__all__ = ["clear_session", "ensure_initialized", "get_session", "get_values",
+           "set_session", "set_values", "epsilon"]
 
 
 def clear_session():
     """Closes the default graph's Keras session, forgets its layer names, and installs a
     fresh default graph (Keras's `clear_session`)."""
-    from mylib.core.graph import reset_default_graph
-    from mylib.layers.base import reset_uids
-
-    g = get_default_graph()
-    sess = _sessions.pop(g, None)
-    if sess is not None:
-        sess.close()
-    reset_uids(g)
-    reset_default_graph()
+    reset_uids(get_default_graph())
+    keras_session.clear_session()
 
 
-def _shards(v):
-    parts = getattr(v, "variables", None)
-    return parts if isinstance(parts, list) else None
-
-
-def _expand(variables):
-    out = []
-    for v in variables:
-        out.extend(_shards(v) or [v])
-    return out
-
-
-def ensure_initialized(variables):
-    """Runs the initializers of those `variables` that their session has no value for."""
-    variables = _expand(variables)
-    by_graph = {}
-    for v in variables:
-        by_graph.setdefault(v.graph, []).append(v)
-    for g, vs in by_graph.items():
-        sess = get_session(g)
-        todo = [v for v in vs if sess._get_var(v._key) is None]
-        if todo:
-            with g.as_default():
-                op = variables_initializer(todo, name="keras_init")
-            sess.run(op)
-
-
-def get_values(variables):
-    """The values of `variables` as numpy arrays (initializing them first if needed)."""
-    ensure_initialized(variables)
-    from mylib.core.session import host_value
-
-    out = []
-    for v in variables:
-        parts = _shards(v) or [v]
-        vals = [np.array(host_value(get_session(p.graph)._get_var(p._key))) for p in parts]
-        out.append(vals[0] if len(vals) == 1 else np.concatenate(vals, axis=0))
-    return out
-
-
-def set_values(variables, values, owner="Model"):
-    """Sets `variables` to `values` (a list of arrays, shapes checked first: on a
-    mismatch nothing is changed)."""
-    values = list(values)
-    if len(values) != len(variables):
-        raise ValueError(f"{owner}: you called `set_weights(weights)` with a list of "
-                         f"{len(values)} arrays, but it has {len(variables)} weights "
-                         f"({[v.name for v in variables]}).")
-    arrays = []
-    for v, a in zip(variables, values):
-        a = np.asarray(a)
-        want = tuple(v.shape.as_list())
-        if a.shape != want:
-            raise ValueError(f"{owner}: weight shape mismatch for '{v.name}': expected "
-                             f"shape {want}, received an array of shape {a.shape}.")
-        arrays.append(jnp.asarray(a, dtype=v.dtype.np))
-    for v, a in zip(variables, arrays):
-        parts = _shards(v)
-        if parts is None:
-            get_session(v.graph)._set_var(v._key, a)
-            continue
-        off = 0
-        for p in parts:  # a sharded variable: each shard takes its rows
-            rows = p.shape.as_list()[0]
-            get_session(p.graph)._set_var(p._key, a[off:off + rows])
-            off += rows
+def epsilon():
+    """The fuzz factor Keras uses in numeric expressions: 1e-7."""
+    return 1e-7

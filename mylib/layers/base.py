@@ -523,12 +523,12 @@ class Layer:
 
     # --- values (through the model's session) ---
     def get_weights(self):
-        from mylib.layers import backend
+        from mylib.runtime import keras_session as backend
 
         return backend.get_values(self.weights)
 
     def set_weights(self, weights):
-        from mylib.layers import backend
+        from mylib.runtime import keras_session as backend
 
         backend.set_values(self.weights, weights, owner=f'Layer "{self.name}"')
 

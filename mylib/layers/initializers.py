@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core.op_registry import NotDifferentiable, OpDef
+from mylib.core.ops import random_ops
 
 
 class Initializer:
@@ -169,23 +169,6 @@ HeNormal = _vs("HeNormal", 2.0, "fan_in", "truncated_normal")
 LecunUniform = _vs("LecunUniform", 1.0, "fan_in", "uniform")
 LecunNormal = _vs("LecunNormal", 1.0, "fan_in", "truncated_normal")
 
-def _orthogonalize_kernel(a, *, shape, gain):
-    import jax.numpy as jnp
-
-    q, r = jnp.linalg.qr(a)
-    q = q * jnp.sign(jnp.diagonal(r))  # makes the decomposition unique (uniform over O(n))
-    rows = int(np.prod(shape[:-1]))
-    if rows < shape[-1]:
-        q = q.T
-    return (gain * q.reshape(shape)).astype(a.dtype)
-
-
-# The op that turns a normal matrix into an orthogonal one: a graph op, so the values
-# are drawn when the variable's initializer runs (seeded like the other initializers).
-_Orthogonalize = OpDef("Orthogonalize", kernel=_orthogonalize_kernel)
-NotDifferentiable("Orthogonalize")
-
-
 class Orthogonal(Initializer):
     """A (semi-)orthogonal matrix times `gain` (Saxe et al. 2014), as Keras: the QR
     decomposition of a normal matrix of shape ``(max(rows, cols), min(rows, cols))``,
@@ -203,7 +186,7 @@ class Orthogonal(Initializer):
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
         a = _random().normal([max(rows, cols), min(rows, cols)], dtype=_dt(dtype),
                              seed=self.seed)
-        return _Orthogonalize(a, shape=shape, gain=float(self.gain))
+        return random_ops.orthogonalize(a, shape=shape, gain=float(self.gain))
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed}

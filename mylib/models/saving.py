@@ -30,7 +30,8 @@ import zipfile
 
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
+from mylib._version import __version__
 
 FORMAT = "mylib.model"
 WEIGHTS_FORMAT = "mylib.weights"
@@ -555,7 +556,7 @@ def _pack(arrays, entries):
 
 
 def _weights_payload(model):
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     ws = model.weights
     values = backend.get_values(ws)
@@ -564,7 +565,7 @@ def _weights_payload(model):
 
 
 def _optimizer_payload(model):
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     opt = model.optimizer
     if opt is None or opt._iterations is None:
@@ -582,7 +583,7 @@ def _optimizer_payload(model):
 
 
 def _write_zip(path, members):
-    from mylib.core.saver import _atomic_write
+    from mylib.runtime.saver import _atomic_write
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
@@ -592,10 +593,8 @@ def _write_zip(path, members):
 
 
 def _metadata(fmt, **extra):
-    import mylib
-
     return {"format": fmt, "format_version": FORMAT_VERSION,
-            "mylib_version": getattr(mylib, "__version__", "?"),
+            "mylib_version": __version__,
             "date_saved": time.strftime("%Y-%m-%d@%H:%M:%S"), **extra}
 
 
@@ -683,7 +682,7 @@ def _arrays_from(members, meta_list, member, what, path):
 
 
 def _set_model_weights(model, values, wmeta, path):
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     ws = model.weights
     if len(values) != len(ws):
@@ -700,7 +699,7 @@ def _set_model_weights(model, values, wmeta, path):
 
 
 def _set_optimizer_state(model, values, ometa, path):
-    from mylib.layers import backend
+    from mylib.runtime import keras_session as backend
 
     opt = model.optimizer
     opt._ensure_built(model.graph)

@@ -20,13 +20,14 @@ import warnings
 import numpy as np
 
 from mylib import losses as losses_mod
-from mylib.core import errors as ml_errors
+from mylib import errors as ml_errors
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.gradients import gradients
 from mylib.core.ops import array_ops, math_ops
-from mylib.layers import backend
+from mylib.runtime import keras_session as backend
+from mylib.runtime.policy import get_policy
 from mylib.layers.base import Input, InputLayer, Layer, collect_call_effects, flatten, \
     pack_like, to_snake_case
 from mylib.models.network import GraphNetworkMixin
@@ -597,16 +598,17 @@ class Model(GraphNetworkMixin, Layer):
         self._init_all()
         feeds = list(self.inputs) + targets + ([sw] if feed_weights else [])
         # A parameter-server strategy runs training steps on its workers.
-        sched = getattr(getattr(g, "_distribution", None), "scheduled_callable", None)
-        if mode == "train" and sched is not None:
+        policy = get_policy(g)
+        fn = None
+        if mode == "train" and policy is not None:
             with g.as_default():  # the metrics read after the scheduled steps ran
                 plain = [tr["loss_tracker"].result()] + \
                     [t.result() for t in tr["out_trackers"]] + \
                     [obj.result() for _, obj, _ in tr["entries"]]
-            fn = sched(g, [step] + results, feeds, plain)
-        else:
-            fn = self.session._make_raw_callable([step] + results, feeds)
-            self._fns[key + ("loop",)] = self.session._make_raw_loop_callable(
+            fn = policy.schedule_step(g, [step] + results, feeds, plain)
+        if fn is None:
+            fn = self.session.make_device_callable([step] + results, feeds)
+            self._fns[key + ("loop",)] = self.session.make_device_loop_callable(
                 [step] + results, feeds)
         self._fns[key] = fn
         if mode == "train":
@@ -645,7 +647,7 @@ class Model(GraphNetworkMixin, Layer):
     def _predict_fn(self):
         fn = self._fns.get("predict")
         if fn is None:
-            fn = self.session._make_raw_callable(self.outputs, list(self.inputs))
+            fn = self.session.make_device_callable(self.outputs, list(self.inputs))
             self._fns["predict"] = fn
         return fn
 
@@ -1045,6 +1047,29 @@ class Model(GraphNetworkMixin, Layer):
 
         saving.save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer)
+
+    def save_training_state(self, filepath, extra=None):
+        """Writes the weights, the optimizer state and `extra` (JSON-serializable: epoch,
+        step, random-stream state) to one file, atomically: what `BackupAndRestore`
+        keeps. Works for subclassed models (no config is stored).
+
+        Args:
+          filepath: the file to write (str).
+          extra: optional dict stored beside the arrays.
+        """
+        from mylib.models import saving
+
+        saving.save_training_state(self, filepath, extra)
+
+    def load_training_state(self, filepath):
+        """Restores what `save_training_state` wrote and returns its `extra` dict.
+
+        Raises:
+          DataLossError: the file is truncated, corrupted or of another model.
+        """
+        from mylib.models import saving
+
+        return saving.load_training_state(self, filepath)
 
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights (in `weights` order, with names and shapes) to a file."""

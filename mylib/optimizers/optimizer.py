@@ -19,6 +19,7 @@ from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, state_ops, training_ops
 from mylib.core.variables import Variable
+from mylib.runtime.policy import get_policy
 
 
 class Optimizer:
@@ -272,8 +273,8 @@ class Optimizer:
                 graph.name_scope(name or "update"):
             # A parameter-server strategy in synchronous mode marks each gradient as
             # the mean over the aggregated replicas (`aggregate_gradient`).
-            aggregate = getattr(getattr(graph, "_distribution", None), "aggregate_gradient",
-                                None)
+            policy = get_policy(graph)
+            aggregate = policy.aggregate_gradient if policy is not None else None
             dense, sparse_ops, dense_kept = [], [], []
             for g, v in kept:
                 if aggregate is not None:

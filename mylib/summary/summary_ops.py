@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import GraphKeys, add_to_collection, get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
 

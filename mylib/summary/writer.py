@@ -20,7 +20,7 @@ def _event_pb2():
 def _graph_def_proto(graph):
     """TensorBoard's `GraphDef` proto for a mylib `Graph` (or a graph-def)."""
     try:
-        from mylib.core.graph_io import to_tensorboard_graph_def
+        from mylib.summary.graph import to_tensorboard_graph_def
     except ImportError:  # pragma: no cover - graph_io is optional for this module
         to_tensorboard_graph_def = None
     if to_tensorboard_graph_def is not None:

@@ -144,7 +144,9 @@ def _reference(row, xs, diff, cot, v):
             g2 = jax.grad(lambda z: jnp.sum(jax.grad(loss)((z,) + d0[1:], full)[0] * v))(d0[0])
         return fwd, grads, g2
 
-    with jax.default_device(jax.devices("cpu")[0]):
+    # 64-bit references for 64-bit cases: mylib keeps x64 scoped to itself, so the
+    # reference asks for it the same way.
+    with jax.default_device(jax.devices("cpu")[0]), jax.enable_x64(True):
         return jax.jit(all_refs)([jnp.asarray(a) for a in xs])
 
 

@@ -9,6 +9,9 @@ import pytest
 import mylib as ml
 from mylib import errors
 
+# References are computed with jax in float64 (see conftest.jax_x64).
+pytestmark = pytest.mark.usefixtures("jax_x64")
+
 THIS_FILE = __file__.rstrip("c")
 
 

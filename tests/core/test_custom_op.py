@@ -7,6 +7,9 @@ import pytest
 
 import mylib as ml
 
+# References are computed with jax in float64 (see conftest.jax_x64).
+pytestmark = pytest.mark.usefixtures("jax_x64")
+
 
 def _swish_ref(x, beta):
     return x * jax.nn.sigmoid(beta * x)

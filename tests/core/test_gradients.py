@@ -1,11 +1,15 @@
 """gradients() across ops: multi-path aggregation (AddN), broadcasting, IndexedSlices,
 stop_gradient, unconnected inputs, higher order, a small MLP against jax.grad."""
 
+import pytest
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import mylib as ml
+
+# References are computed with jax in float64 (see conftest.jax_x64).
+pytestmark = pytest.mark.usefixtures("jax_x64")
 
 
 def test_mlp_loss_gradients_match_jax_and_second_order():

@@ -2,6 +2,7 @@
 return_elements, errors), write_graph, meta graphs with variables, a fresh process
 running an exported graph, and the TensorBoard GraphDef read back by TensorBoard."""
 
+from mylib.summary.graph import to_tensorboard_graph_def
 import json
 import math
 import os
@@ -15,7 +16,8 @@ import numpy as np
 import pytest
 
 import mylib as ml
-from mylib.core import errors, graph_io
+from mylib import errors
+from mylib.core import graph_io
 from mylib.core.graph_io import GraphDef, MetaGraphDef, NodeDef
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -398,7 +400,7 @@ def test_tensorboard_graph_def_read_back(g, tmp_path):
     _build_mlp()
     with ml.device("/device:CPU:0"):
         ml.identity(ml.constant(np.arange(40, dtype=np.float32)), name="big")
-    tb = graph_io.to_tensorboard_graph_def(g)
+    tb = to_tensorboard_graph_def(g)
     w = SummaryWriter(str(tmp_path))
     w._get_file_writer().add_event(event_pb2.Event(graph_def=tb.SerializeToString()))
     w.close()

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import mylib as ml
-from mylib.core import errors, graph_io
+from mylib import errors
+from mylib.core import graph_io
 from mylib.core.graph_io import FunctionDef, GraphDef
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -8,6 +8,9 @@ import pytest
 
 import mylib as ml
 
+# References are computed with jax in float64 (see conftest.jax_x64).
+pytestmark = pytest.mark.usefixtures("jax_x64")
+
 FLT_MAX = float(np.finfo(np.float32).max)
 
 

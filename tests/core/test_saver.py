@@ -11,7 +11,7 @@ import pytest
 
 import mylib as ml
 from mylib import errors
-from mylib.core import saver as saver_mod
+from mylib.runtime import saver as saver_mod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -370,7 +370,7 @@ def test_killed_process_mid_save_leaves_previous_checkpoint(tmp_path):
         import os, sys
         sys.path.insert(0, {ROOT!r})
         import numpy as np, mylib as ml
-        from mylib.core import saver as S
+        from mylib.runtime import saver as S
         real = S._write_chunks
         def die(f, chunks):
             data = b"".join(bytes(c) for c in chunks)

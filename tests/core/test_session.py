@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mylib as ml
-from mylib.core import errors
+from mylib import errors
 
 
 def _line():

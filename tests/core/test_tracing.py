@@ -9,7 +9,7 @@ import pytest
 
 import mylib as ml
 from mylib import errors
-from mylib.core.timeline import Timeline
+from mylib.runtime.timeline import Timeline
 
 FULL = ml.RunOptions(trace_level=ml.RunOptions.FULL_TRACE)
 HERE = os.path.basename(__file__)

@@ -11,7 +11,7 @@ from flax import nnx
 
 import mylib as ml
 from mylib import layers as L
-from mylib.core import errors
+from mylib import errors
 
 
 class LinenMLP(nn.Module):

@@ -171,7 +171,7 @@ def _n_eqns(jaxpr):
     return n
 
 
-def test_program_size_does_not_grow_with_k():
+def test_program_size_does_not_grow_with_k(jax_x64):
     m = _model(8, dropout=True)
     _fit(m, epochs=1)
     (plan,) = [p for p in m.session._plans.values() if callable(p.loop)]
@@ -209,17 +209,17 @@ def test_random_draws_match_separate_runs():
         noise = ml.random_uniform([3])
         step = acc.assign_add(x + noise)
         with ml.Session(graph=g) as a, ml.Session(graph=g) as b:
-            b._seed_base = a._seed_base
+            b.variable_store.set_rng_state(a.variable_store.rng_state())
             for s in (a, b):
                 s.run(ml.global_variables_initializer())
             feeds = np.arange(15, dtype=np.float32).reshape(5, 3)
-            one = a._make_raw_callable([step, noise], [x])
+            one = a.make_device_callable([step, noise], [x])
             singles = [np.asarray(one(f)[1]) for f in feeds]
-            loop = b._make_raw_loop_callable([step, noise], [x])
+            loop = b.make_device_loop_callable([step, noise], [x])
             last = loop(feeds)
             assert np.asarray(last[1]).tobytes() == singles[-1].tobytes()
             assert np.asarray(b.run(acc)).tobytes() == np.asarray(a.run(acc)).tobytes()
-            assert a._rng_counts == b._rng_counts
+            assert a.variable_store.rng_state() == b.variable_store.rng_state()
             assert any(callable(p.loop) for p in b._plans.values())
 
 
@@ -233,7 +233,7 @@ def test_fallback_when_the_step_cannot_loop():
         step = v.assign_add(y)
         with ml.Session(graph=g) as sess:
             sess.run(ml.global_variables_initializer())
-            loop = sess._make_raw_loop_callable([step], [x])
+            loop = sess.make_device_loop_callable([step], [x])
             out = loop(np.ones((3, 2), np.float32))
             np.testing.assert_array_equal(np.asarray(out[0]), [6, 6])
             assert not any(callable(p.loop) for p in sess._plans.values())
@@ -280,7 +280,7 @@ def test_fallback_when_a_variable_changes_shape():
         step = v.assign(ml.concat([v.read_value(), x], 0))
         with ml.Session(graph=g) as sess:
             sess.run(ml.global_variables_initializer())
-            loop = sess._make_raw_loop_callable([step], [x])
+            loop = sess.make_device_loop_callable([step], [x])
             loop(np.arange(1, 4, dtype=np.float32).reshape(3, 1))
             np.testing.assert_array_equal(sess.run(v), [0, 1, 2, 3])
             assert not any(callable(p.loop) for p in sess._plans.values())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mylib.core import errors
+from mylib import errors
 from mylib.core.op_registry import TensorSpec
 from mylib.core.tensor_shape import TensorShape, broadcast_shapes
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec
 from mylib.core.op_registry import convert_to_tensor

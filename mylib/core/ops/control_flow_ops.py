@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.func_graph import (build_function, call_function, get_function,
                                    unify_captures, variable_key)
 from mylib.core.graph import Operation, _user_frame, get_default_graph

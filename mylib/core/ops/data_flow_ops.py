@@ -27,7 +27,7 @@ import threading
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
 from mylib.core.tensor_shape import TensorShape, as_shape
 

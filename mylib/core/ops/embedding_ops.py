@@ -21,7 +21,7 @@ import numpy as np
 from jax import lax
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import Tensor, name_scope
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops, random_ops

@@ -14,7 +14,7 @@ import numpy as np
 from jax import lax
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
 from mylib.core.ops import _shape_rules, array_ops, math_ops, random_ops

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops
@@ -272,3 +272,36 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
 
 
 multinomial = categorical
+
+
+def _orthogonalize_kernel(a, *, shape, gain):
+    q, r = jnp.linalg.qr(a)
+    q = q * jnp.sign(jnp.diagonal(r))  # makes the decomposition unique (uniform over O(n))
+    rows = int(np.prod(shape[:-1]))
+    if rows < shape[-1]:
+        q = q.T
+    return (gain * q.reshape(shape)).astype(a.dtype)
+
+
+# The op that turns a normal matrix into an orthogonal one: a graph op, so the values
+# are drawn when the variable's initializer runs (seeded like the other initializers).
+Orthogonalize = OpDef("Orthogonalize", kernel=_orthogonalize_kernel)
+NotDifferentiable("Orthogonalize")
+
+
+
+
+def orthogonalize(a, shape, gain=1.0, name=None):
+    """The orthogonal factor of the QR decomposition of matrix `a` (signs fixed so the
+    result is uniform over the orthogonal group when `a` is normal), transposed when
+    the target has fewer rows than columns, reshaped to `shape` and scaled by `gain`
+    (Saxe et al. 2014; Keras's `Orthogonal` initializer).
+
+    Args:
+      a: `Tensor` [max(rows, cols), min(rows, cols)], floating; rows = prod(shape[:-1]).
+      shape: the output shape (tuple of ints), cols = shape[-1].
+      gain: float multiplier.
+    Returns:
+      `Tensor` of `shape`, dtype of `a`.
+    """
+    return Orthogonalize(a, shape=tuple(shape), gain=float(gain), name=name)

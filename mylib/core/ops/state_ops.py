@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec
 from mylib.core.tensor_shape import TensorShape
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
+from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef
 
 # Learning-rate schedules (Python callables of the step) cannot be attrs: they live

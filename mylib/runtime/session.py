@@ -17,12 +17,16 @@ import numpy as np
 
 from mylib import config as _config
 from mylib.core import dtypes as _dtypes
-from mylib.core import errors
-from mylib.core.graph import Operation, Tensor, get_default_graph
-from mylib.core.lowering import build_step, prune
+from mylib import errors
+from mylib.core.graph import (Operation, Tensor, default_session_stack, get_default_graph,  # noqa: F401
+                              get_default_session)
+from mylib.core.lowering import prune
 from mylib.core.tensor_shape import TensorShape
+from mylib.core.x64 import with_x64
+from mylib.runtime.compile import compile_step
+from mylib.runtime.policy import get_policy
+from mylib.runtime.variable_store import VariableStore, host_value
 
-_local = threading.local()
 _NO_DONATE = bool(os.environ.get("MYLIB_NO_DONATE"))
 
 IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
@@ -65,11 +69,6 @@ class RunMetadata:
     def __init__(self):
         self.step_stats = []
         self.partition_graphs = []
-
-
-def get_default_session():
-    s = getattr(_local, "stack", None)
-    return s[-1] if s else None
 
 
 class _Plan:
@@ -200,18 +199,6 @@ def _to_numpy(v):
     return a[()] if a.ndim == 0 else a
 
 
-def host_value(v):
-    """A numpy copy of `v`. Arrays that span several processes (multi-worker
-    strategies) are read from this process's replica, or gathered when sharded."""
-    if isinstance(v, jax.Array) and not v.is_fully_addressable:
-        if v.sharding.is_fully_replicated:
-            return np.asarray(v.addressable_data(0))
-        from jax.experimental import multihost_utils
-
-        return np.asarray(multihost_utils.process_allgather(v, tiled=True))
-    return np.asarray(v)
-
-
 class Session:
     """Runs operations of a `Graph` and holds the values of its variables.
 
@@ -234,22 +221,32 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._target = target
         self._config = config or ConfigProto()
-        self._store = {}
-        self._plans = {}
-        self._lock = threading.RLock()
-        self._closed = False
-        self._counter = 0
         # Fresh entropy, unless a global seed / op determinism fixes it (mylib.config).
-        self._seed_base = _config.session_seed_base()
+        self._vars = VariableStore(_config.session_seed_base())
+        self._store = self._vars.values  # the live mapping, for the executors
+        self._lock = self._vars.lock
+        self._plans = {}
+        self._closed = False
         self._default_ctx = None
         self._resources = {}
         self._cancelled = threading.Event()
-        self._rng_counts = {}
 
     # --- context management ---
     @property
     def graph(self):
         return self._graph
+
+    @property
+    def closed(self):
+        """Whether `close()` was called."""
+        return self._closed
+
+    @property
+    def variable_store(self):
+        """This session's `VariableStore` (local variable values and random-stream
+        state). Variables a strategy holds elsewhere are read and written with
+        `read_variables` / `assign_variables`."""
+        return self._vars
 
     def as_default(self):
         return _DefaultSession(self)
@@ -272,7 +269,7 @@ class Session:
         self._cancelled.set()
         with self._lock:
             self._closed = True
-            self._store.clear()
+            self._vars.clear()
             self._plans.clear()
             for r in self._resources.values():
                 close = getattr(r, "_session_closed", None)
@@ -280,6 +277,7 @@ class Session:
                     close()
 
     # --- run ---
+    @with_x64
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops needed for `fetches`, with `feed_dict` replacing tensor values.
 
@@ -340,6 +338,7 @@ class Session:
         n = len(feed_keys)
         single = type(fetches) is Tensor
 
+        @with_x64
         def call(*args, options=None, run_metadata=None):
             if len(args) != n:
                 raise TypeError(f"callable expects {n} feed values, got {len(args)}")
@@ -379,16 +378,21 @@ class Session:
             "first part, then feed its fetched tensors to the second run (any tensor can "
             "be fed), or use make_callable or a queue.")
 
-    def _make_raw_callable(self, fetches, feed_list):
-        """Like `make_callable` without feed checks or host copies: returns device
-        arrays. For trusted callers (the Keras training loop) that convert their own
-        batches; values are read on the host only when the caller asks."""
+    def make_device_callable(self, fetches, feed_list):
+        """Like `make_callable` without feed checks or host copies.
+
+        For trusted callers (the Keras training loop) that convert their own batches:
+        ``f(*feed_values)`` returns a list of device arrays (None for operations), read
+        on the host only when the caller asks. Feed values must already have the
+        tensors' dtypes and shapes.
+        """
         g = self._graph
         leaves = [_as_fetch(f, g) for f in fetches]
         feed_keys = tuple(_feed_key(k, g) for k in feed_list)
         execute = self._execute
         box = []
 
+        @with_x64
         def call(*vals):
             if not box:
                 box.append(self._plan(tuple(leaves), feed_keys, vals))
@@ -398,8 +402,8 @@ class Session:
 
         return call
 
-    def _make_raw_loop_callable(self, fetches, feed_list):
-        """`_make_raw_callable` for k steps per call: ``call(*stacked_feeds)`` takes
+    def make_device_loop_callable(self, fetches, feed_list):
+        """`make_device_callable` for k steps per call: ``call(*stacked_feeds)`` takes
         each feed value with a leading axis of k steps (every step the same shapes)
         and runs the k steps as one compiled `lax.scan` over the plan's step, the
         written variables carried from step to step (their buffers donated). Returns
@@ -418,6 +422,7 @@ class Session:
                              "steps is the leading dimension of the fed values")
         box = []
 
+        @with_x64
         def call(*stacked):
             k = int(np.shape(stacked[0])[0])
             if not box:
@@ -484,14 +489,14 @@ class Session:
                     f"Attempting to use uninitialized value {e.args[0]}") from None
             counts = None
             if plan.uses_rng:
-                before = {n: self._rng_counts.get(n, 0) for n in plan.rng_ops}
-                counts = self._take_rng_counts(plan.rng_ops, k)
+                before = self._vars.rng_state()
+                counts = self._vars.take_rng_counts(plan.rng_ops, k)
             try:
                 last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
             except _NoLoop:  # raised while tracing: nothing ran, nothing was donated
                 plan.loop = False
                 if plan.uses_rng:
-                    self._rng_counts.update(before)
+                    self._vars.set_rng_state(before)
                 return None
             store.update(zip(plan.rw_keys, new))
         return [None if o is None else last[o] for o in plan.n_fetch]
@@ -527,93 +532,56 @@ class Session:
                 raise errors.InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{op.name}' with dtype "
                     f"{op.attrs['dtype']} and shape {TensorShape(op.attrs['shape'])}", op=op)
-        dist = getattr(self._graph, "_distribution", None)
-        cluster_plan = getattr(dist, "cluster_plan", None)
-        if cluster_plan is not None:
+        policy = get_policy(self._graph)
+        if policy is not None:
             # A parameter-server strategy cuts the step across its tasks.
-            remote = cluster_plan(self, ops, feed_keys, fetch_tensors, targets)
+            remote = policy.plan_step(self, ops, feed_keys, fetch_tensors, targets)
             if remote is not None:
                 return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors,
                                                   None, remote)
-        if dist is not None:
-            placed = {}  # the strategy's layout decides where the step runs
-        else:
-            placed = self._place(ops)
+        laid_out = policy is not None and policy.lays_out_steps()
+        placed = {} if laid_out else self._place(ops)
         devs = {d for d in placed.values() if d is not None}
         if any(op.op_def.host for op in ops) or len(devs) > 1 or \
                 (devs and next(iter(devs)) != jax.devices()[0]):
             return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
-        touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
         # Processes of one multi-worker job must draw the same random initial values.
-        seed_base = getattr(getattr(self._graph, "_distribution", None), "seed_base",
-                            None) or self._seed_base
-        store = self._store
-        in_keys = [k for k in touched if k in store]
-        info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
-        # Discovery trace (abstract values): which variables the step writes, whether
-        # it depends on initialization state; raises for uninitialized reads, before
-        # any state changes.
-        probe = build_step(ops, list(feed_keys), fetch_tensors, in_keys, [],
-                           seed_base, info)
-        feed_specs = [jax.ShapeDtypeStruct(np.shape(v), _dtype_of(v)) for v in feed_vals]
-        var_specs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
-        jax.eval_shape(probe, [], var_specs, feed_specs, np.uint32(0))
-        written = set(info["written"])
-        rw_keys = [k for k in in_keys if k in written]
-        ro_keys = [k for k in in_keys if k not in written]
-        info2 = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
-        rng_ops = tuple(info.get("rng_ops", ()))
-        step = build_step(ops, list(feed_keys), fetch_tensors, ro_keys, rw_keys,
-                          seed_base, info2, rng_ops)
-        # The compiled function takes and returns flat tuples (variables it writes,
-        # variables it reads, feeds[, rng counter]) -> (fetches..., written values...):
-        # flat pytrees keep the per-call dispatch cost close to a bare jax.jit call.
-        n_rw, n_ro, n_feed = len(rw_keys), len(ro_keys), len(feed_keys)
-        written_keys = tuple(info["written"])
-        uses_rng = info["uses_rng"]
-
-        # A distribution strategy's layout hook (graph._distribution, set when the
-        # strategy's variables are created): where inputs and new variable values live.
-        dist = getattr(self._graph, "_distribution", None)
-        constrain = dist.constrain_variable if dist is not None else (lambda v: v)
-
-        def flat_step(*args):
-            counter = args[n_rw + n_ro + n_feed] if uses_rng else ()
-            fetches, written = step(list(args[:n_rw]), list(args[n_rw:n_rw + n_ro]),
-                                    list(args[n_rw + n_ro:n_rw + n_ro + n_feed]), counter)
-            return (*fetches, *[constrain(written[k]) for k in written_keys])
-
+        seed_base = (policy.step_seed_base() if policy is not None else None) or \
+            self._vars.seed_base
+        cs = compile_step(ops, feed_keys, fetch_tensors, self._store, seed_base, feed_vals,
+                          donate=not _NO_DONATE,
+                          constrain=policy.constrain_variable if laid_out else None)
+        n_rw, n_ro, n_feed = len(cs.rw_keys), len(cs.ro_keys), len(feed_keys)
         plan = _Plan()
         plan.segmented = None
-        plan.fn = jax.jit(flat_step, donate_argnums=tuple(range(n_rw)) if not _NO_DONATE else ())
+        plan.fn = cs.fn
         # The un-jitted step and its argument layout, for k-step loops (`_loop_fn`); a
         # strategy's step (sharded arguments) is not looped.
-        plan.step = flat_step if dist is None else None
+        plan.step = None if laid_out else cs.step
         plan.n_args = (n_rw, n_ro, n_feed)
         plan.loop = None
-        if dist is not None:
+        if laid_out:
             jitted, feeds_at = plan.fn, slice(n_rw + n_ro, n_rw + n_ro + n_feed)
-            plan.fn = lambda *a: jitted(*dist.shard_args(list(a), feeds_at))
-        plan.rw_keys = rw_keys
-        plan.ro_keys = ro_keys
-        plan.var_keys = tuple(rw_keys) + tuple(ro_keys)
-        plan.written_keys = written_keys
+            plan.fn = lambda *a: jitted(*policy.shard_step_args(list(a), feeds_at))
+        plan.rw_keys = cs.rw_keys
+        plan.ro_keys = cs.ro_keys
+        plan.var_keys = tuple(cs.rw_keys) + tuple(cs.ro_keys)
+        plan.written_keys = cs.written_keys
         plan.n_tensor_fetches = len(fetch_tensors)
         plan.fetch_tensors = fetch_tensors
         plan.feeds = feed_keys
-        plan.status_keys = tuple(info["status_keys"])
-        plan.status = tuple(k in store for k in plan.status_keys)
-        plan.uses_rng = info["uses_rng"]
-        plan.rng_ops = rng_ops
-        static_by_tensor = info["static"]
+        plan.status_keys = cs.status_keys
+        plan.status = tuple(k in self._store for k in plan.status_keys)
+        plan.uses_rng = cs.uses_rng
+        plan.rng_ops = cs.rng_ops
         plan.n_fetch = _fetch_order(leaves)
-        plan.static = [None if o is None else static_by_tensor.get(o) for o in plan.n_fetch]
+        plan.static = [None if o is None else cs.static.get(o) for o in plan.n_fetch]
         return plan
 
     def _place(self, ops):
-        """Assigns each op a device (see `mylib.core.placement`) and records it in
+        """Assigns each op a device (see `mylib.runtime.placement`) and records it in
         `op.device` where the graph left it unspecified, so placement is visible."""
-        from mylib.core.placement import device_name, place
+        from mylib.runtime.placement import device_name, place
 
         placed = place(ops, self._config)
         for op, d in placed.items():
@@ -622,7 +590,7 @@ class Session:
         return placed
 
     def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None):
-        from mylib.core.executor import SegmentedPlan
+        from mylib.runtime.executor import SegmentedPlan
 
         if seg is None:
             seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
@@ -669,20 +637,6 @@ class Session:
                 for ev in trace)
         return res
 
-    def _take_rng_counts(self, names, steps=None):
-        """The run counts of random ops `names` (uint32 vector), then counts them run.
-        With `steps`: the counts of that many consecutive runs, ``[steps, len(names)]``
-        (row i is what the i-th of `steps` separate runs would have drawn)."""
-        with self._lock:
-            counts = self._rng_counts
-            out = np.fromiter((counts.get(n, 0) for n in names), np.uint32, len(names))
-            k = 1 if steps is None else steps
-            for n in names:
-                counts[n] = (counts.get(n, 0) + k) & 0xFFFFFFFF
-            if steps is None:
-                return out
-            return out[None, :] + np.arange(steps, dtype=np.uint32)[:, None]  # wraps mod 2**32
-
     def _get_resource(self, key, factory):
         with self._lock:
             r = self._resources.get(key)
@@ -706,62 +660,53 @@ class Session:
                     f"Attempting to use uninitialized value {e.args[0]}") from None
             args.extend(feed_vals)
             if plan.uses_rng:
-                args.append(self._take_rng_counts(plan.rng_ops))
+                args.append(self._vars.take_rng_counts(plan.rng_ops))
             outs = plan.fn(*args)
             n = plan.n_tensor_fetches
             if plan.written_keys:
                 store.update(zip(plan.written_keys, outs[n:]))
         return [None if o is None else outs[o] for o in plan.n_fetch]
 
-    # --- variable values (for savers, Keras weights) ---
-    def _remote_store(self, keys):
-        """The strategy's store when it holds `keys` (variables on parameter servers)."""
-        rs = getattr(getattr(self._graph, "_distribution", None), "variable_store", None)
+    # --- variable values (for savers, Keras weights, strategies) ---
+    def _store_for(self, keys):
+        """The policy's remote store when it holds all of `keys` (variables on
+        parameter servers), else this session's own."""
+        policy = get_policy(self._graph)
+        rs = policy.remote_variable_store() if policy is not None else None
         if rs is not None and keys and all(rs.owns(k) for k in keys):
             return rs
-        return None
+        return self._vars
 
-    def _get_var(self, key):
-        rs = self._remote_store([key])
-        if rs is not None:
-            return rs.get([key])[0]
-        return self._store.get(key)
+    def variable_value(self, key):
+        """The current value of variable `key` (its shared name): a device array, or
+        None when it is uninitialized."""
+        return self._store_for([key]).get(key)
 
-    def _set_var(self, key, value):
-        rs = self._remote_store([key])
-        if rs is not None:
-            return rs.set({key: value})
-        with self._lock:
-            self._store[key] = value
+    def read_variables(self, keys):
+        """Host (numpy) copies of the values of `keys`, one consistent snapshot (None
+        for an uninitialized key).
 
-    def _read_vars(self, keys):
-        """Host (numpy) copies of the values of `keys`, one consistent snapshot taken
-        under the lock (None for an uninitialized key). For the Saver."""
-        rs = self._remote_store(list(keys))
-        if rs is not None:
-            return rs.get(list(keys))
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed Session.")
-            vals = [self._store.get(k) for k in keys]
-            for v in vals:
-                if v is not None and hasattr(v, "copy_to_host_async"):
-                    v.copy_to_host_async()
-            return [None if v is None else host_value(v) for v in vals]
+        Raises:
+          RuntimeError: the session is closed.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return self._store_for(list(keys)).read(list(keys))
 
-    def _assign_vars(self, values):
-        """Sets `{key: array}` all at once under the lock (checked by the caller)."""
-        rs = self._remote_store(list(values))
-        if rs is not None:
-            return rs.set(values)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed Session.")
-            self._store.update(values)
+    def assign_variables(self, values):
+        """Sets `{key: array}` all at once. Values must already have the variables'
+        shapes and dtypes (callers check them first, so nothing changes on error).
+
+        Raises:
+          RuntimeError: the session is closed.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        self._store_for(list(values)).write(values)
 
     def __del__(self):
         try:
-            self._store.clear()
+            self._vars.clear()
         except Exception:  # noqa: BLE001
             pass
 
@@ -791,14 +736,11 @@ class _DefaultSession:
         self._sess = sess
 
     def __enter__(self):
-        s = getattr(_local, "stack", None)
-        if s is None:
-            s = _local.stack = []
-        s.append(self._sess)
+        default_session_stack().append(self._sess)
         return self._sess
 
     def __exit__(self, *exc):
-        _local.stack.pop()
+        default_session_stack().pop()
 
 
 class InteractiveSession(Session):

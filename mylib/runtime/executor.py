@@ -22,8 +22,8 @@ import time
 import jax
 import numpy as np
 
-from mylib.core import errors
-from mylib.core.lowering import build_step
+from mylib import errors
+from mylib.runtime.compile import compile_step
 
 HOST = "host"
 
@@ -175,7 +175,7 @@ class SegmentedPlan:
     # --- execution ---
     def run(self, session, feed_vals, deadline=None, trace=None):
         env = dict(zip(self.feeds, feed_vals))
-        store = session._store
+        store = session.variable_store.values
         undo = {}
         mine = {}
         hctx = HostContext(session, deadline)
@@ -196,7 +196,7 @@ class SegmentedPlan:
                                       "start": t0, "end": time.perf_counter(),
                                       "ops": [seg.name], "type": seg.type})
         except BaseException:
-            with session._lock:
+            with session.variable_store.lock:
                 for k, old in undo.items():
                     if store.get(k) is mine.get(k):
                         if old is None:
@@ -220,7 +220,7 @@ class SegmentedPlan:
                     seg.device not in v.devices():
                 v = jax.device_put(v, seg.device)  # the _Recv of a cut edge
             args.append(v)
-        with session._lock:
+        with session.variable_store.lock:
             if seg.fn is None:
                 self._build_cluster(session, seg, args)
             try:
@@ -228,9 +228,9 @@ class SegmentedPlan:
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
-            counter = session._take_rng_counts(seg.rng_ops) if seg.rng_ops else \
-                np.zeros(0, np.uint32)
-            outs = seg.fn(*var_vals, *args, counter)
+            counter = (session.variable_store.take_rng_counts(seg.rng_ops),) \
+                if seg.rng_ops else ()
+            outs = seg.fn(*var_vals, *args, *counter)
             n = len(seg.outputs)
             for k, v in zip(seg.written_keys, outs[n:]):
                 if k not in undo:
@@ -241,38 +241,16 @@ class SegmentedPlan:
             env[o] = seg.static.get(o, v)
 
     def _build_cluster(self, session, seg, args):
-        store = session._store
-        in_keys = [k for k in seg.touched if k in store]
-        info = {"static": {}, "written": [], "status_keys": [], "uses_rng": False}
-        probe = build_step(seg.ops, list(seg.inputs), seg.outputs, in_keys, [],
-                           session._seed_base, info)
-        specs = [jax.ShapeDtypeStruct(np.shape(a), _dtype_of(a)) for a in args]
-        vspecs = [jax.ShapeDtypeStruct(store[k].shape, store[k].dtype) for k in in_keys]
-        jax.eval_shape(probe, [], vspecs, specs, np.zeros(0, np.uint32))
-        written = list(info["written"])
-        ws = set(written)
-        seg.rw_keys = [k for k in in_keys if k in ws]
-        seg.ro_keys = [k for k in in_keys if k not in ws]
-        seg.written_keys = tuple(written)
-        seg.static = {seg.outputs[i]: v for i, v in info["static"].items()}
-        seg.rng_ops = tuple(info.get("rng_ops", ()))
-        step = build_step(seg.ops, list(seg.inputs), seg.outputs, seg.ro_keys, seg.rw_keys,
-                          session._seed_base, {"static": {}, "written": [],
-                                               "status_keys": [], "uses_rng": False},
-                          seg.rng_ops)
-        n_rw, n_ro, n_in = len(seg.rw_keys), len(seg.ro_keys), len(seg.inputs)
-        wk = seg.written_keys
-
-        def flat(*a):
-            fetches, w = step(list(a[:n_rw]), list(a[n_rw:n_rw + n_ro]),
-                              list(a[n_rw + n_ro:n_rw + n_ro + n_in]), a[-1])
-            return (*fetches, *[w[k] for k in wk])
-
         # Multi-segment steps do not donate: a later failure must be able to put the
         # old values back. A step of one cluster has no later segment: its written
         # variables' buffers are donated, updated in place (as the Session's fast path).
         single = len(self.segments) == 1
-        jitted = jax.jit(flat, donate_argnums=tuple(range(n_rw)) if single else ())
+        cs = compile_step(seg.ops, seg.inputs, seg.outputs, session.variable_store.values,
+                          session.variable_store.seed_base, args, donate=single)
+        seg.rw_keys, seg.ro_keys, seg.written_keys = cs.rw_keys, cs.ro_keys, cs.written_keys
+        seg.static = {seg.outputs[i]: v for i, v in cs.static.items()}
+        seg.rng_ops = cs.rng_ops if cs.uses_rng else ()
+        jitted = cs.fn
         if seg.device is not None:
             dev = seg.device
 

@@ -48,9 +48,11 @@ import zlib
 
 import numpy as np
 
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.tensor_shape import TensorShape
+from mylib.core.x64 import with_x64
+from mylib.runtime import meta_graph
 
 __all__ = ["Saver", "CheckpointState", "latest_checkpoint", "get_checkpoint_state",
            "update_checkpoint_state", "checkpoint_exists", "get_checkpoint_mtimes",
@@ -706,7 +708,7 @@ class Saver:
                              f"'{latest_filename}' and '{save_path}'")
         names = list(self._vars)
         keys = [self._vars[n]._key for n in names]
-        values = sess._read_vars(keys)
+        values = sess.read_variables(keys)
         for n, k, v in zip(names, keys, values):
             if v is None:
                 raise errors.FailedPreconditionError(
@@ -734,14 +736,9 @@ class Saver:
         return prefix
 
     def export_meta_graph(self, filename, graph=None):
-        try:
-            from mylib.core.graph_io import export_meta_graph
-        except ImportError:
-            raise errors.UnimplementedError(
-                "write_meta_graph=True needs mylib.core.graph_io.export_meta_graph, which "
-                "this build lacks") from None
-        return export_meta_graph(filename=filename, graph=graph or self._graph)
+        return meta_graph.export_meta_graph(filename=filename, graph=graph or self._graph)
 
+    @with_x64
     def restore(self, sess, save_path):
         """Sets the variables in `sess` to the values in checkpoint `save_path`.
 
@@ -811,7 +808,7 @@ class Saver:
                 arrays[n] = arrays[full][off:off + rows]
         placed = {v._key: jax.device_put(arrays[name], _variable_device(v))
                   for name, v in self._vars.items()}
-        sess._assign_vars(placed)
+        sess.assign_variables(placed)
 
     def _sliced(self):
         """{whole name: [(row offset, name), ...]} for the shards of sharded variables
@@ -903,10 +900,35 @@ def _variable_device(v):
     dev = v.handle.op.device
     if not dev:
         return None
-    from mylib.core import errors as _errors
+    from mylib import errors as _errors
     from mylib.devices import get_device
 
     try:
         return get_device(dev)
     except _errors.InvalidArgumentError:
         return None  # not a local device (e.g. a parameter-server task): default
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None,
+                      input_map=None, **kwargs):
+    """Imports a meta graph into the default graph, rebuilds its collections and returns
+    a `Saver` over its variables (TensorFlow's `tf.train.import_meta_graph`).
+
+    Args:
+      meta_graph_or_file: a `MetaGraphDef` or a path written by `export_meta_graph`.
+      clear_devices: drop device strings.
+      import_scope: name scope prefixed to imported names (default: none, so names and
+        checkpoint keys are unchanged).
+      input_map: as in `import_graph_def`.
+    Returns:
+      A `Saver` over the imported variables, or None when the graph has none.
+    Raises:
+      DataLossError: if the file is malformed. Otherwise as `import_graph_def`.
+      TypeError: for an unknown keyword argument.
+    """
+    if kwargs:
+        raise TypeError(f"import_meta_graph() got unexpected keyword arguments: {sorted(kwargs)}")
+    variables = meta_graph.import_meta_graph_collections(
+        meta_graph_or_file, clear_devices=clear_devices, import_scope=import_scope,
+        input_map=input_map)
+    return Saver(var_list=variables) if variables else None

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from mylib.core import errors
+from mylib import errors
 
 __all__ = ["Coordinator", "LooperThread"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from mylib.core import errors
+from mylib import errors
 from mylib.core.graph import GraphKeys, add_to_collection, get_default_graph
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
@@ -171,7 +171,7 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
     Returns:
       the list of all threads.
     """
-    from mylib.core.session import get_default_session
+    from mylib.runtime.session import get_default_session
 
     if sess is None:
         sess = get_default_session()

@@ -20,7 +20,7 @@ import sys
 
 import jax
 
-from mylib.core import errors
+from mylib import errors
 
 
 def local_devices():
