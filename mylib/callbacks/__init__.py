@@ -160,10 +160,46 @@ def _fmt_logs(logs):
     return " - ".join(f"{k}: {float(np.asarray(v)):.4f}" for k, v in logs.items())
 
 
+class _LineBar:
+    """The progress display of `verbose=1` when tqdm cannot be imported: one line per
+    epoch (``Epoch 1/3: 10/10 steps - loss: 0.1234``), rewritten in place at most every
+    0.2 s on a terminal and printed once, complete, when the epoch ends."""
+
+    def __init__(self, total, desc, file):
+        self.n, self.total, self.desc, self.file = 0, total, desc, file
+        self._postfix = ""
+        isatty = getattr(file, "isatty", None)
+        self._tty = bool(isatty and isatty())
+        self._shown = 0.0
+        self._closed = False
+
+    def _line(self):
+        count = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+        return f"{self.desc}: {count} steps" + (f" - {self._postfix}" if self._postfix else "")
+
+    def update(self, k=1):
+        self.n += k
+        if self._tty and time.time() - self._shown >= 0.2:
+            self._shown = time.time()
+            self.file.write("\r" + self._line())
+            self.file.flush()
+
+    def set_postfix_str(self, s, refresh=True):
+        self._postfix = s
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        self.file.write(("\r" if self._tty else "") + self._line() + "\n")
+        self.file.flush()
+
+
 class ProgbarLogger(Callback):
     """`verbose=1`: a tqdm bar per epoch whose count moves every step and whose loss /
-    metric values are read at most every `refresh` seconds and at the end of the epoch;
-    `verbose=2`: one line per epoch."""
+    metric values are read at most every `refresh` seconds and at the end of the epoch
+    (a plain progress line where tqdm is not installed); `verbose=2`: one line per
+    epoch."""
 
     def __init__(self, refresh=0.5):
         super().__init__()
@@ -175,11 +211,14 @@ class ProgbarLogger(Callback):
         self._t0 = time.time()
         self._last = self._t0
         if self.params.get("verbose", 1) == 1:
-            from tqdm.auto import tqdm
-
+            desc = f"Epoch {epoch + 1}/{self.params.get('epochs')}"
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                self._bar = _LineBar(self.params.get("steps"), desc, sys.stdout)
+                return
             self._bar = tqdm(total=self.params.get("steps"), unit="step", leave=True,
-                             desc=f"Epoch {epoch + 1}/{self.params.get('epochs')}",
-                             file=sys.stdout, dynamic_ncols=True)
+                             desc=desc, file=sys.stdout, dynamic_ncols=True)
 
     def on_train_batch_end(self, batch, logs=None):
         if self._bar is None:

@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from mylib import errors
+from mylib import _optional, errors
 from mylib.core.graph import get_default_graph
 from mylib.distribute import distribute_lib as dl
 from mylib.distribute import ps_plan
@@ -395,6 +395,8 @@ class ParameterServerStrategy(dl.Strategy):
                  num_workers=None, address=None, replicas_to_aggregate=None,
                  ps_resources=None, worker_resources=None, variable_placement="round_robin",
                  rpc_timeout=60.0, checkpoint_dir=None, checkpoint_every=None):
+        if not _optional.available("ray"):  # fail here, not at the first step
+            raise ImportError(_optional.missing_message("ParameterServerStrategy", "ray", "ps"))
         if cluster_resolver is not None:
             spec = cluster_resolver if isinstance(cluster_resolver, ClusterSpec) else \
                 cluster_resolver.cluster_spec()

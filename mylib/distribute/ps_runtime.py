@@ -41,13 +41,9 @@ _RAY_ENV = {
 
 def import_ray():
     """Ray, or ImportError saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError(
-            "ParameterServerStrategy runs on Ray, which is not installed: "
-            "pip install 'mylib[ps]' (or pip install 'ray>=2.52')") from None
-    return ray
+    from mylib._optional import require
+
+    return require("ray", "ParameterServerStrategy", "ps")
 
 
 def _refresh_config():

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mylib._optional import require
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import get_default_graph
@@ -148,10 +149,7 @@ class FlaxLayer(Layer):
         super().__init__(**kwargs)
         self._nnx = _is_nnx(module)
         if not self._nnx:
-            try:
-                from flax import linen
-            except ImportError as e:  # pragma: no cover
-                raise ImportError("FlaxLayer needs flax installed") from e
+            linen = require("flax.linen", "FlaxLayer", "interop")
             if not isinstance(module, linen.Module):
                 raise TypeError("FlaxLayer wraps a flax.linen or flax.nnx Module. Received: "
                                 f"module={module!r} ({type(module).__name__})")

@@ -40,7 +40,10 @@ def run_metadata_proto(run_metadata):
     """TensorBoard's `RunMetadata` proto (``tensorboard.compat.proto.config_pb2``) for a
     mylib `RunMetadata`: one `DeviceStepStats` per device, one `NodeExecStats` per
     segment of the step (an XLA cluster or a host op), its ops in `timeline_label`."""
-    from tensorboard.compat.proto import config_pb2
+    from mylib._optional import require
+
+    config_pb2 = require("tensorboard.compat.proto.config_pb2", "run_metadata_proto",
+                         "tensorboard")
 
     rm = config_pb2.RunMetadata()
     base_us = int(getattr(run_metadata, "_wall_start_us", 0) or time.time() * 1e6)
