@@ -179,9 +179,9 @@ def set_cpu_device_count(n):
     else:
         flags = (flags + " " + flag).strip()
     os.environ["XLA_FLAGS"] = flags
-    from jax._src import xla_bridge
+    from mylib._compat import jax_adapter
 
-    if xla_bridge.backends_are_initialized():
+    if jax_adapter.backends_are_initialized():
         import jax
 
         have = len(jax.devices("cpu"))

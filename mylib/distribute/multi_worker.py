@@ -86,9 +86,9 @@ class MultiWorkerMirroredStrategy(mirrored.MirroredStrategy):
         coordinator = workers[0][2]
         key = (coordinator, len(workers), pid)
         if len(workers) > 1 and key not in _INITIALIZED:
-            from jax._src import xla_bridge
+            from mylib._compat import jax_adapter
 
-            if xla_bridge.backends_are_initialized():
+            if jax_adapter.backends_are_initialized():
                 raise RuntimeError(
                     "MultiWorkerMirroredStrategy must be created before any JAX "
                     "computation in the process (jax.distributed must start first)")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -46,22 +47,16 @@ def import_ray():
     return require("ray", "ParameterServerStrategy", "ps")
 
 
-def _refresh_config():
+def _reread_environment():
     """Ray reads its configuration (authentication mode, token, local mode) from the
     environment when it is imported; if it was imported before the variables above
-    were set, make it read them again (as Ray itself does when it turns token
-    authentication on)."""
-    try:
-        from ray._raylet import (AuthenticationMode, AuthenticationTokenLoader, Config,
-                                 get_authentication_mode)
-    except ImportError:  # another Ray version: it read the environment at import
-        return
-    Config.initialize("")
-    AuthenticationTokenLoader.instance().reset_cache()
-    from ray._private import ray_constants
+    were set, make it read them again (Ray has no public API for this: see
+    mylib._compat.ray_adapter)."""
+    from mylib._compat import ray_adapter
 
-    ray_constants.ENABLE_RAY_CLUSTER = False  # the local mode: loopback addresses only
-    if get_authentication_mode() != AuthenticationMode.TOKEN:
+    ray_adapter.reload_config_from_environment()
+    ray_adapter.restrict_to_loopback()  # the local mode: loopback addresses only
+    if not ray_adapter.token_authentication_enabled():
         raise RuntimeError("Ray did not turn token authentication on")
 
 
@@ -77,13 +72,20 @@ class LocalRay:
         if _TOKEN is None:
             _TOKEN = secrets.token_hex(32)
         os.environ["RAY_AUTH_TOKEN"] = _TOKEN
+        imported_before = "ray" in sys.modules
         ray = import_ray()
-        _refresh_config()
         if ray.is_initialized():
             self._restore()
             raise RuntimeError(
                 "Ray is already initialized in this process; pass address='auto' to "
                 "ParameterServerStrategy to use that cluster, or shut it down first.")
+        if imported_before:
+            # Otherwise Ray has just read the variables above, as documented.
+            try:
+                _reread_environment()
+            except BaseException:
+                self._restore()
+                raise
         self.temp_dir = tempfile.mkdtemp(prefix="mylib-ray-", dir="/tmp")
         import warnings
 
@@ -92,9 +94,12 @@ class LocalRay:
                 # Ray starts its processes with fork+exec, which JAX's fork hook warns
                 # about; exec replaces the child at once.
                 warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called")
-                ray.init(num_cpus=num_cpus, include_dashboard=False, _temp_dir=self.temp_dir,
-                         configure_logging=False, log_to_driver=True,
-                         object_store_memory=object_store_memory)
+                from mylib._compat import ray_adapter
+
+                ray_adapter.init_local(
+                    self.temp_dir, num_cpus=num_cpus, include_dashboard=False,
+                    configure_logging=False, log_to_driver=True,
+                    object_store_memory=object_store_memory)
         except BaseException:
             self._restore()
             shutil.rmtree(self.temp_dir, ignore_errors=True)
