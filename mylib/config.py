@@ -7,7 +7,8 @@ base for unseeded random ops, `fit`'s shuffling, `Dataset.shuffle`, Python's `ra
 and numpy's global generator) is derived from the seed, and XLA is asked for
 deterministic kernels on GPU.
 
-This module imports nothing from mylib, so every layer may read it.
+This module imports nothing from mylib but the `_compat` adapters, so every layer may
+read it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import random as _random
 import threading
+import warnings
 
 import numpy as np
 
@@ -30,14 +32,28 @@ def enable_op_determinism():
     """Makes mylib's ops and data order deterministic: with `set_random_seed` two runs
     of the same program give the same values bit for bit.
 
-    On GPU, XLA is asked for deterministic kernels (``--xla_gpu_deterministic_ops``;
-    effective for backends that start after this call, so call it first thing). Without
-    a seed, random sources use the fixed seed 0 instead of fresh entropy.
+    Without a seed, random sources use the fixed seed 0 instead of fresh entropy. On
+    GPU, XLA must also be asked for deterministic kernels: this function changes the
+    process environment for that, appending ``--xla_gpu_deterministic_ops=true`` to
+    ``XLA_FLAGS``, which XLA reads when its backends start. Once JAX has started, the
+    flag can no longer take effect and is not set: a warning says so when a GPU is in
+    use (CPU kernels are deterministic already).
     """
     _state["deterministic"] = True
     flags = os.environ.get("XLA_FLAGS", "")
-    if _GPU_FLAG not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " " + _GPU_FLAG).strip()
+    if _GPU_FLAG in flags:
+        return
+    from mylib._compat import jax_adapter
+
+    if jax_adapter.backends_are_initialized():
+        import jax
+
+        if jax.default_backend() != "cpu":
+            warnings.warn("enable_op_determinism(): JAX has already started, so XLA's "
+                          "deterministic GPU kernels (--xla_gpu_deterministic_ops) cannot be "
+                          "turned on; call it before any JAX computation.", stacklevel=2)
+        return
+    os.environ["XLA_FLAGS"] = (flags + " " + _GPU_FLAG).strip()
 
 
 def disable_op_determinism():

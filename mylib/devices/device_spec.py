@@ -160,32 +160,39 @@ def get_device(spec):
 
 
 def set_cpu_device_count(n):
-    """Makes JAX's CPU backend expose `n` devices, via
-    ``XLA_FLAGS=--xla_force_host_platform_device_count=n``.
+    """Makes JAX's CPU backend expose `n` devices.
 
-    Must run before JAX initializes its backends (before the first computation or
-    `jax.devices()` call); importing mylib does not initialize them.
+    This changes the process environment: it sets
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=n`` (keeping other flags), which
+    XLA reads when its backends start. So it must run before JAX initializes its
+    backends (before the first computation or `jax.devices()` call); importing mylib
+    does not initialize them. After that it changes nothing and refuses.
 
     Raises:
-      RuntimeError: if the backends are already initialized with another count.
+      ValueError: `n` is not a positive int.
+      FailedPreconditionError: JAX has already started with another device count
+        (nothing is changed).
     """
     import os
     import re as _re
 
-    flags = os.environ.get("XLA_FLAGS", "")
-    flag = f"--xla_force_host_platform_device_count={int(n)}"
-    if "xla_force_host_platform_device_count" in flags:
-        flags = _re.sub(r"--xla_force_host_platform_device_count=\d+", flag, flags)
-    else:
-        flags = (flags + " " + flag).strip()
-    os.environ["XLA_FLAGS"] = flags
     from mylib._compat import jax_adapter
 
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"`n` must be a positive int. Received: n={n!r}")
     if jax_adapter.backends_are_initialized():
         import jax
 
         have = len(jax.devices("cpu"))
         if have != n:
-            raise RuntimeError(
+            raise errors.FailedPreconditionError(
                 f"JAX is already initialized with {have} CPU device(s); call "
                 f"set_cpu_device_count({n}) before any JAX computation")
+        return
+    flags = os.environ.get("XLA_FLAGS", "")
+    flag = f"--xla_force_host_platform_device_count={n}"
+    if "xla_force_host_platform_device_count" in flags:
+        flags = _re.sub(r"--xla_force_host_platform_device_count=\d+", flag, flags)
+    else:
+        flags = (flags + " " + flag).strip()
+    os.environ["XLA_FLAGS"] = flags

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import sys
 import threading
 import weakref
 
@@ -30,6 +29,7 @@ from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import OpDef
 from mylib.core.ops import array_ops
+from mylib.layers import registration
 from mylib.layers.base import Layer, flatten
 
 # ---------------------------------------------------------------- module registry
@@ -339,8 +339,7 @@ class Lambda(Layer):
         if isinstance(fn, (str, dict)):
             # Resolved by name only; never code from a file.
             name = fn if isinstance(fn, str) else fn.get("registered_name")
-            saving = sys.modules.get("mylib.models.saving")
-            obj = saving.get_registered_object(name) if saving is not None else None
+            obj = registration.get_registered_object(name)
             if obj is None:
                 raise ValueError(
                     f"Lambda: unknown function '{name}'. Register it with "

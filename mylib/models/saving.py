@@ -21,7 +21,6 @@ Writes are atomic (a temporary file renamed over the target).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import time
@@ -37,67 +36,15 @@ FORMAT = "mylib.model"
 WEIGHTS_FORMAT = "mylib.weights"
 FORMAT_VERSION = 1
 
-# ---------------------------------------------------------------- registry
-_REGISTERED = {}  # "package>name" -> class or function
-_NAMES = {}  # class or function -> "package>name"
-_SCOPES = []  # custom_object_scope dicts
-
-
-def register_serializable(package="Custom", name=None):
-    """Decorator registering a class (or function) under ``"<package>><name>"`` so that
-    saved models refer to it by that name and `load_model` finds it (Keras's
-    `register_keras_serializable`).
-
-    Example::
-
-        @ml.saving.register_serializable(package="my_project")
-        class Scale(ml.layers.Layer):
-            def __init__(self, factor=2.0, **kw):
-                super().__init__(**kw)
-                self.factor = factor
-            def call(self, x):
-                return x * self.factor
-            def get_config(self):
-                return {**super().get_config(), "factor": self.factor}
-    """
-    if not isinstance(package, str) or ">" in package:
-        raise ValueError(f"`package` must be a string without '>'. Received: {package!r}")
-
-    def decorator(obj):
-        key = f"{package}>{name or obj.__name__}"
-        _REGISTERED[key] = obj
-        _NAMES[obj] = key
-        return obj
-
-    return decorator
-
-
-register_keras_serializable = register_serializable
-
-
-def get_registered_name(obj):
-    """The registered name of `obj` (a class or function), else its ``__name__``."""
-    return _NAMES.get(obj, getattr(obj, "__name__", None))
-
-
-def get_registered_object(name, custom_objects=None):
-    """The class or function registered (or passed in `custom_objects`, or in an
-    active `custom_object_scope`) under `name`; None if there is none."""
-    for table in [custom_objects or {}] + _SCOPES[::-1]:
-        if name in table:
-            return table[name]
-    return _REGISTERED.get(name)
-
-
-@contextlib.contextmanager
-def custom_object_scope(custom_objects):
-    """Within the block, `load_model` and `from_config` also find `custom_objects`
-    (a dict ``{name: class or function}``)."""
-    _SCOPES.append(dict(custom_objects))
-    try:
-        yield
-    finally:
-        _SCOPES.pop()
+# The registry of serializable classes lives with the layers, which use it too.
+from mylib.layers.registration import (  # noqa: E402,F401
+    custom_object_scope,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+    register_serializable,
+    registered_name_of,
+)
 
 
 def _builtin_classes():
@@ -156,12 +103,12 @@ def _jsonable(value, where):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, type) or callable(value):
-        reg = _NAMES.get(value)
+        reg = registered_name_of(value)
         if reg is not None:
             return {"registered_name": reg}
     if hasattr(value, "get_config"):
         cls = type(value)
-        return {"class_name": cls.__name__, "registered_name": _NAMES.get(cls),
+        return {"class_name": cls.__name__, "registered_name": registered_name_of(cls),
                 "config": _jsonable(value.get_config(), where)}
     raise ValueError(f"Cannot serialize {where}={value!r} ({type(value).__name__}): "
                      "configs hold plain values only (register custom functions and "
@@ -173,7 +120,7 @@ def serialize_layer(layer):
     """``{"module", "class_name", "registered_name", "config"}`` of a layer or model."""
     cls = type(layer)
     return {"module": cls.__module__, "class_name": cls.__name__,
-            "registered_name": _NAMES.get(cls),
+            "registered_name": registered_name_of(cls),
             "config": _jsonable(layer.get_config(), f"{cls.__name__}.get_config()")}
 
 
@@ -386,9 +333,9 @@ def _compile_config(model):
             return {"__dict__": [[k, ser_loss(v)] for k, v in x.items()]}
         if isinstance(x, (list, tuple)):
             return [ser_loss(v) for v in x]
-        if x in _NAMES:
-            return {"registered_name": _NAMES[x]}
-        if type(x) in _NAMES:
+        if registered_name_of(x) is not None:
+            return {"registered_name": registered_name_of(x)}
+        if registered_name_of(type(x)) is not None:
             return _jsonable(x, "loss")
         return L.serialize(x)
 
@@ -399,16 +346,16 @@ def _compile_config(model):
             return {"__dict__": [[k, ser_metric(v)] for k, v in x.items()]}
         if isinstance(x, (list, tuple)):
             return [ser_metric(v) for v in x]
-        if not isinstance(x, M.Metric) and x in _NAMES:
-            return {"registered_name": _NAMES[x]}
+        if not isinstance(x, M.Metric) and registered_name_of(x) is not None:
+            return {"registered_name": registered_name_of(x)}
         if isinstance(x, M.Metric):
-            if type(x).__name__ in M._CLASSES or type(x) in _NAMES:
+            if type(x).__name__ in M._CLASSES or registered_name_of(type(x)) is not None:
                 return _jsonable(x, "metric")
         raise ValueError(f"Cannot serialize metric {x!r}")
 
     opt = optimizers.serialize(model.optimizer)
-    if type(model.optimizer) in _NAMES:
-        opt["registered_name"] = _NAMES[type(model.optimizer)]
+    if registered_name_of(type(model.optimizer)) is not None:
+        opt["registered_name"] = registered_name_of(type(model.optimizer))
     opt = {**opt, "config": _jsonable(opt["config"], "optimizer config")}
     return {"optimizer": opt, "loss": ser_loss(args["loss"]),
             "metrics": ser_metric(args["metrics"]),
@@ -453,7 +400,7 @@ def model_to_dict(model, include_compile=True):
     from mylib.models.training import Model
 
     builtin = cls in (Sequential, Model)
-    if not builtin and cls not in _NAMES:
+    if not builtin and registered_name_of(cls) is None:
         raise ValueError(
             f"Cannot save the architecture of the subclassed model '{cls.__name__}': its "
             "class is not registered, so it could not be found again when loading. Either "

@@ -1,0 +1,82 @@
+"""The registry of serializable classes and functions (Keras's
+`register_keras_serializable`): saved models refer to custom objects by registered name,
+and loading looks them up here; it never runs code from a file. Layers (`Lambda`) and
+models (`load_model`) both use this one module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+__all__ = ["register_serializable", "register_keras_serializable", "get_registered_name",
+           "registered_name_of",
+           "get_registered_object", "custom_object_scope"]
+
+_REGISTERED = {}  # "package>name" -> class or function
+_NAMES = {}  # class or function -> "package>name"
+_SCOPES = []  # custom_object_scope dicts
+
+
+def register_serializable(package="Custom", name=None):
+    """Decorator registering a class (or function) under ``"<package>><name>"`` so that
+    saved models refer to it by that name and `load_model` finds it (Keras's
+    `register_keras_serializable`).
+
+    Example::
+
+        @ml.saving.register_serializable(package="my_project")
+        class Scale(ml.layers.Layer):
+            def __init__(self, factor=2.0, **kw):
+                super().__init__(**kw)
+                self.factor = factor
+            def call(self, x):
+                return x * self.factor
+            def get_config(self):
+                return {**super().get_config(), "factor": self.factor}
+    """
+    if not isinstance(package, str) or ">" in package:
+        raise ValueError(f"`package` must be a string without '>'. Received: {package!r}")
+
+    def decorator(obj):
+        key = f"{package}>{name or obj.__name__}"
+        _REGISTERED[key] = obj
+        _NAMES[obj] = key
+        return obj
+
+    return decorator
+
+
+register_keras_serializable = register_serializable
+
+
+def get_registered_name(obj):
+    """The registered name of `obj` (a class or function), else its ``__name__``."""
+    return _NAMES.get(obj, getattr(obj, "__name__", None))
+
+
+def get_registered_object(name, custom_objects=None):
+    """The class or function registered (or passed in `custom_objects`, or in an
+    active `custom_object_scope`) under `name`; None if there is none."""
+    for table in [custom_objects or {}] + _SCOPES[::-1]:
+        if name in table:
+            return table[name]
+    return _REGISTERED.get(name)
+
+
+@contextlib.contextmanager
+def custom_object_scope(custom_objects):
+    """Within the block, `load_model` and `from_config` also find `custom_objects`
+    (a dict ``{name: class or function}``)."""
+    _SCOPES.append(dict(custom_objects))
+    try:
+        yield
+    finally:
+        _SCOPES.pop()
+
+
+def registered_name_of(obj):
+    """The name `obj` was registered under, or None when it is not registered."""
+    try:
+        return _NAMES.get(obj)
+    except TypeError:  # unhashable objects are never registered
+        return None
