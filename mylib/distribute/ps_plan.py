@@ -32,6 +32,7 @@ import time
 import jax
 import numpy as np
 
+from mylib.core.x64 import with_x64
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 
@@ -303,6 +304,7 @@ class SegmentRunner:
     def knows(self, seg_id):
         return seg_id in self._plans
 
+    @with_x64
     def run(self, seg, values, deadline=None):
         """Runs segment `seg` with its input `values`; returns its output values."""
         plan = self._plan(seg)
@@ -365,6 +367,7 @@ class StepRunner:
                     gated_outputs.update(s["outputs"])
         self.payload_names = sorted(gated_inputs - gated_outputs)
 
+    @with_x64
     def run(self, feed_vals, mode="all", env=None, deadline=None, trace=None):
         env = dict(zip(self.spec["feeds"], feed_vals)) if env is None else env
         for ph in self.spec["phases"]:

@@ -146,6 +146,7 @@ class TaskServer:
     def ping(self):
         return (self.job, self.index, os.getpid(), self.version)
 
+    @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def load_graph(self, version, graph_def_bytes):
         """Replaces the graph copy by version `version`, keeping variable values."""
         from mylib.core.graph import Graph
@@ -172,6 +173,7 @@ class TaskServer:
     def _on_graph(self):
         pass
 
+    @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def run_segment(self, version, seg_id, values, seg=None):
         if version != self.version:
             return NEED_GRAPH
@@ -183,6 +185,7 @@ class TaskServer:
         outs = runner.run(seg if seg is not None else {"id": seg_id}, values)
         return [to_host(o) for o in outs]
 
+    @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def get_values(self, keys):
         """Host copies of variables `keys` (None where uninitialized)."""
         if self.session is None:
@@ -255,6 +258,7 @@ class WorkerServer(TaskServer):
 
         return [np.asarray(x) for x in jax.tree_util.tree_leaves(el)]
 
+    @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def run_step(self, version, spec_id, feed_vals, mode, spec=None, delay=0.0):
         """Runs step `spec_id` (its `spec` the first time) with `feed_vals` (where a
         ``("__iter__", key)`` entry stands for the leaves of the next element of a
