@@ -19,6 +19,8 @@ from __future__ import annotations
 from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops
+from mylib.core.graph import name_scope
+from mylib.core.graph import Tensor
 
 EPSILON = 1e-7
 
@@ -327,9 +329,7 @@ class Loss:
             f"{type(self).__name__} must implement `call` (abstract in the base class)")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        from mylib.core.graph import name_scope
 
-        from mylib.core.graph import Tensor
 
         with name_scope(self.name, values=[y_pred] if isinstance(y_pred, Tensor) else None):
             values = self.call(y_true, y_pred)

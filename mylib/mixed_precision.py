@@ -25,6 +25,7 @@ from mylib.core.ops import array_ops, math_ops
 from mylib.core.variables import Variable
 from mylib.layers.policy import Policy, global_policy, set_global_policy  # noqa: F401
 from mylib.optimizers.optimizer import Optimizer
+from mylib import optimizers
 
 __all__ = ["Policy", "global_policy", "set_global_policy", "LossScaleOptimizer"]
 
@@ -57,7 +58,6 @@ class LossScaleOptimizer(Optimizer):
 
     def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000,
                  name=None):
-        from mylib import optimizers
 
         # No Optimizer.__init__: everything but the scaling is the inner optimizer's
         # (attribute reads fall through `__getattr__`).
@@ -123,7 +123,6 @@ class LossScaleOptimizer(Optimizer):
         self.inner_optimizer.build(var_list)
 
     def get_config(self):
-        from mylib import optimizers
 
         inner = self.inner_optimizer
         ser = getattr(optimizers, "serialize", None)
@@ -134,7 +133,6 @@ class LossScaleOptimizer(Optimizer):
 
     @classmethod
     def from_config(cls, config):
-        from mylib import optimizers
 
         config = dict(config)
         inner = config.pop("inner_optimizer")

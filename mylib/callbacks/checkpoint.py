@@ -13,6 +13,8 @@ import numpy as np
 
 from mylib.callbacks import Callback, _batches_run
 from mylib.callbacks.misc import _mode_is_max
+from mylib.callbacks.tensorboard import is_chief
+from mylib import errors
 
 
 class ModelCheckpoint(Callback):
@@ -88,7 +90,6 @@ class ModelCheckpoint(Callback):
 
     def _save(self, epoch, batch, logs):
         path = self._path(epoch, batch, logs)
-        from mylib.callbacks.tensorboard import is_chief
 
         if not is_chief(self.model):
             # Non-chief workers of a multi-worker job write to a temporary location
@@ -171,7 +172,6 @@ class BackupAndRestore(Callback):
             sess.variable_store.set_rng_state({"counts": extra.get("rng_counts", {}),
                                                "seed_base": extra.get("seed_base")})
         except (KeyError, TypeError, ValueError) as e:
-            from mylib import errors
 
             raise errors.DataLossError(f"{self._path}: invalid backup state ({e}).") from e
         self.model._resume_at = (epoch, step)
@@ -199,7 +199,6 @@ class BackupAndRestore(Callback):
             self._save(epoch + 1, 0, np.random.get_state())
 
     def _save(self, epoch, step, rng):
-        from mylib.callbacks.tensorboard import is_chief
         if not is_chief(self.model):
             # In a multi-worker job only the chief writes the backup; every worker
             # restores from it (the directory must be shared, as TensorFlow's).
@@ -214,7 +213,6 @@ class BackupAndRestore(Callback):
         self.model.save_training_state(self._path, extra)
 
     def on_train_end(self, logs=None):
-        from mylib.callbacks.tensorboard import is_chief
 
         if self.delete_checkpoint and is_chief(self.model) and os.path.exists(self._path):
             os.remove(self._path)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from mylib.callbacks import Callback
+from mylib.runtime import keras_session as backend
 
 
 def _lr_variable(model, who):
@@ -31,14 +32,12 @@ def _lr_variable(model, who):
 
 def get_learning_rate(model):
     """The current learning rate of `model`'s optimizer as a float."""
-    from mylib.runtime import keras_session as backend
 
     return float(backend.get_values([_lr_variable(model, "get_learning_rate")])[0])
 
 
 def set_learning_rate(model, value, who="set_learning_rate"):
     """Assigns `value` to the learning-rate variable of `model`'s optimizer."""
-    from mylib.runtime import keras_session as backend
 
     value = float(value)
     if not math.isfinite(value) or value < 0:

@@ -32,6 +32,7 @@ from mylib import errors
 from mylib.core.graph import Graph, Operation, get_default_graph
 from mylib.core.lowering import LoweringContext, interpret, prepare, prune
 from mylib.core.op_registry import TensorSpec, convert_to_tensor
+from mylib.core.ops import array_ops, state_ops
 
 _FUNCTIONS = weakref.WeakValueDictionary()
 _counter = itertools.count(1)
@@ -238,7 +239,6 @@ class FuncGraph(Graph):
         inner = self.captures.get(src)
         if inner is not None:
             return inner
-        from mylib.core.ops import array_ops, state_ops
 
         with self.control_dependencies(None), self.name_scope("captures/"):
             if src.dtype == _dtypes.resource:
@@ -322,7 +322,6 @@ def build_function(fn, arg_specs, name, outer_graph=None, unpack=True):
     fg = FuncGraph(_unique_name(name), outer)
     leaves, treedef = jax.tree_util.tree_flatten(
         arg_specs, is_leaf=lambda x: isinstance(x, TensorSpec))
-    from mylib.core.ops import array_ops
 
     with fg.as_default():
         fg.inputs = [array_ops.placeholder(s.dtype, s.shape, name=f"arg{i}")

@@ -58,6 +58,7 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import Graph
 from mylib.core.tensor_shape import TensorShape
+from mylib.core.func_graph import function_refs, lookup_function
 
 __all__ = ["NodeDef", "FunctionDef", "GraphDef", "MetaGraphDef", "load_graph_def",
            "write_graph", "graph_to_graph_def"]
@@ -703,7 +704,6 @@ def _function_def(fg, add_shapes):
 def _library_of(graph, ops, add_shapes):
     """Every function graph reachable from `ops` of `graph`, as `FunctionDef`s (callers
     before callees)."""
-    from mylib.core.func_graph import function_refs, lookup_function
 
     lib = {}
     stack = [(graph, op) for op in reversed(ops)]

@@ -23,6 +23,8 @@ import queue
 import threading
 
 import numpy as np
+from mylib import config as _config
+from mylib.data import _file_cache as fc
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -346,7 +348,6 @@ class Dataset:
             or fresh entropy.
           reshuffle_each_iteration: a different order for each pass (each epoch).
         """
-        from mylib import config as _config
 
         buffer_size = int(buffer_size)
         if buffer_size <= 0:
@@ -480,7 +481,6 @@ class Dataset:
         return Dataset(gen, self._element_spec, self._cardinality)
 
     def _file_cache(self, prefix):
-        from mylib.data import _file_cache as fc
 
         src = self
         first = []  # an element seen here: its types (namedtuples) rebuild later ones

@@ -33,6 +33,15 @@ import numpy as np
 
 from mylib import errors
 from mylib.distribute import ps_plan
+from mylib.distribute.parameter_server import ParameterServerStrategy
+from mylib.core import dtypes as _dtypes
+from mylib.core.ops import array_ops
+from mylib.core.graph import Operation, Tensor
+from mylib.core.lowering import prune
+from mylib.core.op_registry import convert_to_tensor
+from mylib.distribute import ps_checkpoint
+from mylib.distribute.parameter_server import _ClusterPlan
+from mylib.runtime.keras_session import get_session
 
 
 class RemoteValue:
@@ -131,7 +140,6 @@ class ClusterCoordinator:
     """
 
     def __init__(self, strategy):
-        from mylib.distribute.parameter_server import ParameterServerStrategy
 
         if not isinstance(strategy, ParameterServerStrategy):
             raise ValueError("ClusterCoordinator needs a ParameterServerStrategy, got "
@@ -222,8 +230,6 @@ class ClusterCoordinator:
 
     # ------------------------------------------------------------ tracing
     def _trace(self, fn, args, kwargs):
-        from mylib.core import dtypes as _dtypes
-        from mylib.core.ops import array_ops
 
         sig, flat_args = [], []
         for a in list(args) + [kwargs[k] for k in sorted(kwargs)]:
@@ -273,9 +279,6 @@ class ClusterCoordinator:
         return tr, flat_args
 
     def _build_traced(self, g, out, feeds):
-        from mylib.core.graph import Operation, Tensor
-        from mylib.core.lowering import prune
-        from mylib.core.op_registry import convert_to_tensor
 
         leaves, treedef = jax.tree_util.tree_flatten(
             out, is_leaf=lambda x: isinstance(x, (Tensor, Operation)))
@@ -518,7 +521,6 @@ class ClusterCoordinator:
             if not due:
                 return
             self._last_ckpt = self._steps_done
-        from mylib.distribute import ps_checkpoint
 
         ps_checkpoint.save(s, s.checkpoint_dir, self._steps_done)
 
@@ -530,7 +532,6 @@ class ClusterCoordinator:
         s = self.strategy
         if s.checkpoint_dir is None:
             return False
-        from mylib.distribute import ps_checkpoint
 
         with _RECOVER_LOCK:
             deadline = time.monotonic() + s._rpc_timeout
@@ -671,8 +672,6 @@ class ClusterCoordinator:
             busy[i] = (r, c)
 
     def _gated_runner(self, tr):
-        from mylib.distribute.parameter_server import _ClusterPlan
-        from mylib.runtime.keras_session import get_session
 
         g = self._ext.graph()
         cache = getattr(self, "_gated", None)

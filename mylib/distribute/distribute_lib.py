@@ -18,6 +18,8 @@ import threading
 from mylib.core.graph import get_default_graph
 from mylib.core.variables import variable_creator_scope
 from mylib.runtime.policy import ExecutionPolicy, set_policy
+from mylib.core.ops import math_ops
+from mylib.core.ops import array_ops
 
 
 class ReduceOp:
@@ -215,7 +217,6 @@ class Strategy:
     def reduce(self, reduce_op, value, axis=None):
         """Combines a `PerReplica` value across replicas (and over `axis` of each
         value if given: the global reduction over the batch)."""
-        from mylib.core.ops import math_ops
 
         reduce_op = ReduceOp.check(reduce_op)
         values = value.values if isinstance(value, PerReplica) else (value,)
@@ -233,7 +234,6 @@ class Strategy:
 
     def gather(self, value, axis):
         """Concatenates a `PerReplica` value's replicas along `axis`."""
-        from mylib.core.ops import array_ops
 
         values = value.values if isinstance(value, PerReplica) else (value,)
         return values[0] if len(values) == 1 else array_ops.concat(list(values), axis=axis)
@@ -255,7 +255,6 @@ class Strategy:
 
 
 def _count(v, axis):
-    from mylib.core.ops import array_ops, math_ops
 
     shape = array_ops.shape(v)
     axes = axis if isinstance(axis, (list, tuple)) else [axis]

@@ -206,7 +206,6 @@ class ParameterServerExtended(dl.StrategyExtended):
         returns outputs read lazily: reading one waits for every scheduled step
         (`join`) and then reads `results` (the metrics, held on the parameter servers),
         as TensorFlow's `fit` under this strategy reports them."""
-        from mylib.distribute.coordinator import ClusterCoordinator
 
         strategy = self._strategy
         coord = strategy._coordinator or ClusterCoordinator(strategy)
@@ -226,8 +225,6 @@ class ParameterServerExtended(dl.StrategyExtended):
         mean over the aggregated replicas (see `ps_plan`)."""
         if not self._strategy._sync:
             return grad
-        from mylib.core.gradients import IndexedSlices, indexed_slices_to_dense
-        from mylib.core.ops import array_ops
 
         if isinstance(grad, IndexedSlices):
             grad = indexed_slices_to_dense(grad)  # replicas' rows differ: average dense
@@ -256,7 +253,6 @@ class ParameterServerExtended(dl.StrategyExtended):
         with self._lock:
             if version == self._shipped:
                 return version
-            from mylib.core.graph_io import graph_to_graph_def
 
             try:
                 data = graph_to_graph_def(g).SerializeToString()
@@ -300,7 +296,6 @@ class _LazyOutputs:
 
     def _load(self):
         if self._vals is None:
-            from mylib.runtime.keras_session import get_session
 
             self._coord.join()
             vals = get_session(self._graph).run(self._results)
@@ -339,8 +334,6 @@ class _LazyValue:
 
 
 def _nbytes(shape, dtype):
-    from mylib.core import dtypes as _dtypes
-    from mylib.core.tensor_shape import as_shape
 
     try:
         dims = as_shape(shape).as_list()
@@ -464,7 +457,6 @@ class ParameterServerStrategy(dl.Strategy):
     def cluster_resolver(self):
         """A `SimpleClusterResolver` whose `ClusterSpec` lists the running tasks
         (``chief``: this process; ``ps`` and ``worker``: the Ray actors' nodes)."""
-        from mylib.distribute.cluster_resolver import SimpleClusterResolver
 
         return SimpleClusterResolver(self.cluster_spec(), task_type="chief", task_id=0)
 
@@ -511,7 +503,6 @@ class ParameterServerStrategy(dl.Strategy):
         return v
 
     def _num_shards(self, kwargs):
-        from mylib.core.tensor_shape import as_shape
 
         shape = kwargs.get("shape")
         iv = kwargs.get("initial_value")
@@ -538,8 +529,6 @@ class ParameterServerStrategy(dl.Strategy):
         return min(int(parts[0]), shape.as_list()[0])
 
     def _create_sharded(self, next_creator, n, kwargs):
-        from mylib.core.op_registry import convert_to_tensor
-        from mylib.core.ops import array_ops
 
         g = get_default_graph()
         name = kwargs.get("name") or "Variable"
@@ -578,7 +567,6 @@ class ParameterServerStrategy(dl.Strategy):
             self._started = True
 
     def _start(self):
-        from mylib.distribute import ps_runtime
 
         need_cpu = self._num_ps * self._ps_resources.get("num_cpus", 0) + \
             self._num_workers * self._worker_resources.get("num_cpus", 0)
@@ -702,6 +690,16 @@ def _env_address():
 # The actor classes (wrapped by ray.remote at start, so importing this module does not
 # need Ray).
 from mylib.distribute.ps_runtime import TaskServer, WorkerServer  # noqa: E402
+from mylib.distribute.coordinator import ClusterCoordinator
+from mylib.core.gradients import IndexedSlices, indexed_slices_to_dense
+from mylib.core.ops import array_ops
+from mylib.core.graph_io import graph_to_graph_def
+from mylib.runtime.keras_session import get_session
+from mylib.core import dtypes as _dtypes
+from mylib.core.tensor_shape import as_shape
+from mylib.distribute.cluster_resolver import SimpleClusterResolver
+from mylib.core.op_registry import convert_to_tensor
+from mylib.distribute import ps_runtime
 
 
 class _PSActor(TaskServer):

@@ -11,6 +11,9 @@ import math
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.tensor_shape import as_shape
+from mylib.core.ops import array_ops
+from mylib.core.ops import embedding_ops
+from mylib.core.op_registry import convert_to_tensor
 
 
 def _first_dim(shape, who):
@@ -182,7 +185,6 @@ class ShardedVariable:
 
     @property
     def initializer(self):
-        from mylib.core.ops import array_ops
 
         return array_ops.group(*[v.initializer for v in self.variables],
                                name=f"{self._name}/initializer")
@@ -197,7 +199,6 @@ class ShardedVariable:
 
     # --- reads ---
     def value(self):
-        from mylib.core.ops import array_ops
 
         g = self.graph
         with g.as_default():
@@ -223,14 +224,11 @@ class ShardedVariable:
 
     def sparse_read(self, indices, name=None):
         """Rows `indices` of the logical value, gathered from the shards holding them."""
-        from mylib.core.ops import embedding_ops
 
         return embedding_ops.embedding_lookup(self, indices, name=name)
 
     # --- writes ---
     def _split(self, value):
-        from mylib.core.op_registry import convert_to_tensor
-        from mylib.core.ops import array_ops
 
         value = convert_to_tensor(value, dtype_hint=self._dtype)
         rows = [v.shape.as_list()[0] for v in self.variables]
@@ -238,7 +236,6 @@ class ShardedVariable:
                 for o, r in zip(self._offsets, rows)]
 
     def _update(self, method, value, read_value, name):
-        from mylib.core.ops import array_ops
 
         g = self.graph
         with g.as_default():

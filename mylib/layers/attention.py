@@ -7,6 +7,8 @@ import math
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers import initializers, regularizers
 from mylib.layers.base import Layer, get_mask
+from mylib import nn
+from mylib.core.graph import get_default_graph
 
 
 class MultiHeadAttention(Layer):
@@ -135,7 +137,6 @@ class MultiHeadAttention(Layer):
         if m is not None:
             adder = (1.0 - math_ops.cast(m, scores.dtype)) * -1e9
             scores = scores + adder
-        from mylib import nn
 
         probs = nn.softmax(scores, axis=-1)
         dropped = probs
@@ -192,7 +193,6 @@ class MultiHeadAttention(Layer):
 
 
 def _scope(name):
-    from mylib.core.graph import get_default_graph
 
     return get_default_graph().name_scope(name)
 

@@ -7,10 +7,10 @@ import numpy as np
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers import activations, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
+from mylib import nn
 
 
 def _bias_add(x, b):
-    from mylib import nn
 
     fn = getattr(nn, "bias_add", None)
     return fn(x, b) if fn is not None else x + b
@@ -120,7 +120,6 @@ class Dropout(Layer):
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
-        from mylib import nn
 
         noise_shape = None
         if self.noise_shape is not None:

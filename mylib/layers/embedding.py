@@ -7,6 +7,7 @@ import numpy as np
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers import initializers, regularizers
 from mylib.layers.base import Layer
+from mylib.core.ops.embedding_ops import embedding_lookup
 
 
 class Embedding(Layer):
@@ -51,7 +52,6 @@ class Embedding(Layer):
         # A lookup on the variable itself (`ResourceGather`): where the table lives on
         # a parameter server (or is sharded over several), only the rows the batch
         # needs are read there.
-        from mylib.core.ops.embedding_ops import embedding_lookup
 
         return embedding_lookup(self.embeddings, ids)
 

@@ -14,6 +14,8 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.ops import random_ops
+from mylib import random
+from mylib.core.ops import array_ops
 
 
 class Initializer:
@@ -30,7 +32,6 @@ class Initializer:
 
 
 def _random():
-    from mylib import random
 
     return random
 
@@ -41,14 +42,12 @@ def _dt(dtype):
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None):
-        from mylib.core.ops import array_ops
 
         return array_ops.zeros(list(shape), dtype=_dt(dtype))
 
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None):
-        from mylib.core.ops import array_ops
 
         return array_ops.ones(list(shape), dtype=_dt(dtype))
 
@@ -58,7 +57,6 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-        from mylib.core.ops import array_ops
 
         dt = _dt(dtype)
         v = np.asarray(self.value, dtype=dt.np)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers.base import Layer, _fmt_shape
+from mylib import nn
 
 
 def _fmt_all(shapes):
@@ -221,7 +222,6 @@ class Dot(_Merge):
         return (shapes[0][0],) + (tuple(rest) if rest else (1,))
 
     def _merge(self, xs):
-        from mylib import nn
 
         x, y = xs
         a1, a2 = self._norm_axes([x.shape.as_list(), y.shape.as_list()])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mylib.core.ops import array_ops
 from mylib.layers.base import InputSpec, Layer
+from mylib import layers as L
 
 
 class Bidirectional(Layer):
@@ -109,7 +110,6 @@ class Bidirectional(Layer):
 
     @classmethod
     def from_config(cls, config):
-        from mylib import layers as L
 
         config = dict(config)
         spec = config.pop("layer")
@@ -161,7 +161,6 @@ class TimeDistributed(Layer):
 
     @classmethod
     def from_config(cls, config):
-        from mylib import layers as L
 
         config = dict(config)
         spec = config.pop("layer")

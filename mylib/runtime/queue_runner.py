@@ -16,6 +16,7 @@ import threading
 
 from mylib import errors
 from mylib.core.graph import GraphKeys, add_to_collection, get_default_graph
+from mylib.runtime.session import get_default_session
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
@@ -171,7 +172,6 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
     Returns:
       the list of all threads.
     """
-    from mylib.runtime.session import get_default_session
 
     if sess is None:
         sess = get_default_session()

@@ -53,6 +53,10 @@ from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.x64 import with_x64
 from mylib.runtime import meta_graph
+from mylib.core import dtypes
+from mylib.core.variables import Variable
+from mylib import errors as _errors
+from mylib.devices import get_device
 
 __all__ = ["Saver", "CheckpointState", "latest_checkpoint", "get_checkpoint_state",
            "update_checkpoint_state", "checkpoint_exists", "get_checkpoint_mtimes",
@@ -870,8 +874,6 @@ def create_global_step(graph=None):
     Raises:
       ValueError: the graph already has one.
     """
-    from mylib.core import dtypes
-    from mylib.core.variables import Variable
 
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
@@ -900,8 +902,6 @@ def _variable_device(v):
     dev = v.handle.op.device
     if not dev:
         return None
-    from mylib import errors as _errors
-    from mylib.devices import get_device
 
     try:
         return get_device(dev)

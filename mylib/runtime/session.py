@@ -26,6 +26,9 @@ from mylib.core.x64 import with_x64
 from mylib.runtime.compile import compile_step
 from mylib.runtime.policy import get_policy
 from mylib.runtime.variable_store import VariableStore, host_value
+from mylib.core.gradients import IndexedSlices
+from mylib.runtime.placement import device_name, place
+from mylib.runtime.executor import SegmentedPlan
 
 _NO_DONATE = bool(os.environ.get("MYLIB_NO_DONATE"))
 
@@ -94,7 +97,6 @@ def _flatten(fetches, graph):
             items = [(k, visit(v)) for k, v in f.items()]
             ctor = type(f)
             return lambda vals: ctor((k, s(vals)) for k, s in items)
-        from mylib.core.gradients import IndexedSlices
 
         if isinstance(f, IndexedSlices):
             parts = [visit(f.values), visit(f.indices),
@@ -581,7 +583,6 @@ class Session:
     def _place(self, ops):
         """Assigns each op a device (see `mylib.runtime.placement`) and records it in
         `op.device` where the graph left it unspecified, so placement is visible."""
-        from mylib.runtime.placement import device_name, place
 
         placed = place(ops, self._config)
         for op, d in placed.items():
@@ -590,7 +591,6 @@ class Session:
         return placed
 
     def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None):
-        from mylib.runtime.executor import SegmentedPlan
 
         if seg is None:
             seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
