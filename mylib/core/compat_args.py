@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import inspect
 import os
 import sys
 import threading
 import warnings
 
-__all__ = ["IgnoredArgumentWarning", "warn_ignored", "unrecognized_kwargs",
-           "reset_ignored_warnings"]
+__all__ = ["IgnoredArgumentWarning", "init_arg_names", "reset_ignored_warnings",
+           "unrecognized_kwargs", "warn_ignored"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CONTEXTLIB = os.path.dirname(contextlib.__file__) + os.sep + "contextlib"
@@ -81,7 +82,20 @@ def unrecognized_kwargs(owner, kwargs, known=()):
     for k in kwargs:
         close = difflib.get_close_matches(str(k), list(known), n=1, cutoff=0.75)
         if close:
-            hints.append(f"'{close[0]}' for '{k}'")
+            hints.append(f"`{close[0]}` instead of `{k}`")
     if hints:
-        msg += ". Did you mean " + ", ".join(hints) + "?"
+        msg += ". Did you mean " + "; ".join(hints) + "?"
     return TypeError(msg)
+
+
+def init_arg_names(cls):
+    """The named parameters of `cls.__init__` and of its bases' (the `known` names of
+    `unrecognized_kwargs` for a class whose ``__init__`` passes ``**kwargs`` up)."""
+    names = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None and klass is not object:
+            names |= {p.name for p in inspect.signature(init).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names.discard("self")
+    return sorted(names)
