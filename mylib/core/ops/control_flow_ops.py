@@ -568,7 +568,7 @@ def _scan_run(args, attrs, parent=None, salt=0, effects=None):
 
     c0 = [jnp.asarray(v, t.dtype.np) for v, t in zip(init, fg.inputs)]
     (_, c, vv), ys = lax.scan(f, (jnp.int32(0), c0, var_vals if stateful else []), elems,
-                              reverse=attrs["reverse"])
+                              reverse=attrs["reverse"], unroll=attrs.get("unroll", 1))
     return (*c, *ys), vv
 
 
@@ -629,16 +629,18 @@ def _elem_specs(elems, what):
     return tensors, tree, specs
 
 
-def _scan_op(fg, init, elems, ext, var_inputs, keys, stateful, carry_is_output, reverse):
+def _scan_op(fg, init, elems, ext, var_inputs, keys, stateful, carry_is_output, reverse,
+             unroll=1):
     opdef = Scan if stateful else StatelessScan
-    return opdef.create([*init, *elems, *ext, *var_inputs],
-                        {"body": fg.name, "n_carry": len(init), "n_elems": len(elems),
-                         "var_keys": keys, "carry_is_output": carry_is_output,
-                         "reverse": bool(reverse)}, name=opdef.name)
+    attrs = {"body": fg.name, "n_carry": len(init), "n_elems": len(elems),
+             "var_keys": keys, "carry_is_output": carry_is_output, "reverse": bool(reverse)}
+    if unroll is True or unroll != 1:  # absent: graphs without unrolling are unchanged
+        attrs["unroll"] = unroll
+    return opdef.create([*init, *elems, *ext, *var_inputs], attrs, name=opdef.name)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
-         swap_memory=False, infer_shape=True, reverse=False, name=None):
+         swap_memory=False, infer_shape=True, reverse=False, name=None, *, unroll=1):
     """Cumulative application of `fn` over the leading axis of `elems`, as `tf.scan`.
 
     ``a = fn(a, x)`` for each element ``x`` (in reverse with `reverse=True`); returns
@@ -651,9 +653,16 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
       elems: a tensor or (nested) structure of tensors with a common leading dim `n`.
       initializer: initial accumulator (structure); if None, the first element of
         `elems` (last, if `reverse`) is the initial accumulator and the first output.
+      unroll: steps unrolled per loop iteration in the compiled program (`lax.scan`'s
+        `unroll`): a positive int, or True to unroll the whole loop (the length is
+        static once compiled). Not in `tf.scan`.
     Returns:
       The accumulator structure with each tensor stacked: [n, ...].
     """
+    if not (isinstance(unroll, bool) or (isinstance(unroll, int) and unroll >= 1)):
+        raise ValueError(f"scan: `unroll` must be True, False or a positive int. "
+                         f"Received: unroll={unroll!r}")
+    unroll = 1 if unroll is False else unroll
     tensors, etree, especs = _elem_specs(elems, "scan")
     g = get_default_graph()
     with g.name_scope(name or "scan"):
@@ -682,7 +691,8 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
                     f"{_fmt(o.shape)} "
                     "for it" + _where())
         ext, var_inputs, keys, stateful = _external_inputs([fg])
-        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, True, reverse)
+        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, True, reverse,
+                      unroll)
         ys = op.outputs[len(init):]
         if initializer is None:
             ys = [array_ops.concat([y, array_ops.expand_dims(i0, 0)] if reverse else
