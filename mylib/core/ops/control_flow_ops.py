@@ -31,6 +31,7 @@ from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.func_graph import (build_function, call_function, get_function,
                                    unify_captures, variable_key)
 from mylib.core.graph import Operation, _user_frame, get_default_graph
@@ -460,7 +461,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         fixed across iterations.
       maximum_iterations: optional bound (Python int or tensor). Required to
         differentiate through the loop; then it must be a constant.
-      parallel_iterations, back_prop, swap_memory: accepted for compatibility.
+      parallel_iterations, swap_memory: accepted for TensorFlow compatibility; they tune
+        TensorFlow's executor and mean nothing to a compiled loop.
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       The final loop variables, in the structure of `loop_vars`.
     Raises:
@@ -468,6 +472,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         message names the loop variable and suggests `shape_invariants`), or `cond`
         does not return a scalar bool.
     """
+    _warn_back_prop("while_loop", back_prop)
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable.")
     leaves, tree = _tree.tree_flatten(loop_vars)
@@ -542,6 +547,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 
 # ================================================================ scan / map_fn
+def _warn_back_prop(owner, back_prop):
+    if not back_prop:
+        warn_ignored(owner, "back_prop", "gradients still flow through the loop; wrap its "
+                     "outputs in stop_gradient to stop them.")
+
+
 def _scan_run(args, attrs, parent=None, salt=0, effects=None):
     fg = get_function(attrs["body"])
     n_carry, n_elems = attrs["n_carry"], attrs["n_elems"]
@@ -656,6 +667,10 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
       unroll: steps unrolled per loop iteration in the compiled program (`lax.scan`'s
         `unroll`): a positive int, or True to unroll the whole loop (the length is
         static once compiled). Not in `tf.scan`.
+      parallel_iterations, swap_memory, infer_shape: accepted for TensorFlow
+        compatibility; a compiled loop has no use for them (shapes are always inferred).
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       The accumulator structure with each tensor stacked: [n, ...].
     """
@@ -663,6 +678,7 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
         raise ValueError(f"scan: `unroll` must be True, False or a positive int. "
                          f"Received: unroll={unroll!r}")
     unroll = 1 if unroll is False else unroll
+    _warn_back_prop("scan", back_prop)
     tensors, etree, especs = _elem_specs(elems, "scan")
     g = get_default_graph()
     with g.name_scope(name or "scan"):
@@ -712,11 +728,16 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
         `fn` receives one slice of each, in that structure.
       dtype / fn_output_signature: optional expected output dtype(s) (checked: output
         dtypes are inferred from `fn`).
+      parallel_iterations, swap_memory, infer_shape: accepted for TensorFlow
+        compatibility; a compiled loop has no use for them (shapes are always inferred).
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       `fn`'s output structure with each tensor stacked: [n, ...].
     Raises:
       InvalidArgumentError: `fn` returns dtypes other than the declared ones.
     """
+    _warn_back_prop("map_fn", back_prop)
     tensors, etree, especs = _elem_specs(elems, "map_fn")
     g = get_default_graph()
     with g.name_scope(name or "map"):
