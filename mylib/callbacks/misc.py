@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from mylib.callbacks import Callback
+from mylib.core.compat_args import init_arg_names, unrecognized_kwargs
 from mylib.runtime import keras_session as backend
 
 
@@ -60,10 +61,15 @@ class ReduceLROnPlateau(Callback):
     """Multiplies the learning rate by `factor` when `monitor` has not improved by more
     than `min_delta` for `patience` epochs; waits `cooldown` epochs after a reduction
     before counting again; never goes below `min_lr`. Adds ``learning_rate`` to the
-    epoch logs (Keras 3)."""
+    epoch logs (Keras 3). ``epsilon=`` (Keras 2's name of `min_delta`) is accepted as
+    `min_delta`; any other keyword argument raises `TypeError`."""
 
     def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
                  min_delta=1e-4, cooldown=0, min_lr=0.0, **kwargs):
+        if "epsilon" in kwargs:
+            min_delta = kwargs.pop("epsilon")
+        if kwargs:
+            raise unrecognized_kwargs("ReduceLROnPlateau", kwargs, init_arg_names(type(self)))
         super().__init__()
         if factor >= 1.0:
             raise ValueError("ReduceLROnPlateau does not support a factor >= 1.0. "

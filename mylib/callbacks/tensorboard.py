@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from mylib.callbacks import Callback, _batches_run
+from mylib.core.compat_args import warn_ignored
 from mylib.runtime.policy import get_policy
 
 _DT = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF",
@@ -115,6 +116,9 @@ class TensorBoard(Callback):
         ``*.trace.json.gz``), where TensorBoard's profile plugin finds it. The profiler
         is process-wide: when another trace is running, this one is skipped with a
         warning.
+      write_images, embeddings_freq: accepted for Keras compatibility and ignored (a
+        non-default value warns once): weights are written as histograms, not images,
+        and no embedding projector data is written.
 
     The optimizer's learning rate is written each epoch as ``epoch_learning_rate``.
 
@@ -129,6 +133,12 @@ class TensorBoard(Callback):
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  update_freq="epoch", profile_batch=0, embeddings_freq=0):
         super().__init__()
+        if write_images:
+            warn_ignored("TensorBoard", "write_images",
+                         "weights are written as histograms (histogram_freq), not images.")
+        if embeddings_freq:
+            warn_ignored("TensorBoard", "embeddings_freq",
+                         "no embedding projector data is written.")
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = histogram_freq
         self.write_graph = write_graph

@@ -16,6 +16,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
@@ -171,18 +172,28 @@ def _as_xs(x):
     return convert_to_tensor(x)
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
-              unconnected_gradients="none", colocate_gradients_with_ops=False,
-              gate_gradients=False, aggregation_method=None):
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients="none"):
     """Symbolic derivatives of `sum(ys)` with respect to each of `xs`.
 
     Args:
       ys: `Tensor` or list of tensors to differentiate.
       xs: `Tensor`, `Variable`, or a list of them.
       grad_ys: optional initial gradients, one per `y` (default: ones).
+      name: name scope of the gradient ops.
+      colocate_gradients_with_ops, gate_gradients, aggregation_method: accepted for
+        TensorFlow compatibility and ignored (a non-default value warns once):
+        gradient ops take the device scope of the `gradients` call, and those left
+        unconstrained are placed with their inputs; a step is one compiled program,
+        so there is no race for gating to prevent; gradients arriving over several
+        paths are always summed by one `AddN`.
       stop_gradients: tensors treated as constants.
       unconnected_gradients: ``"none"`` (None for an x that ys do not depend on) or
         ``"zero"`` (zeros of x's shape).
+
+    The arguments are in TensorFlow's order, so positional TensorFlow calls work.
+
     Returns:
       A list, one entry per x: a `Tensor`, an `IndexedSlices` (for gathers, so sparse
       updates stay sparse), or None. Integer and bool tensors get no gradient.
@@ -191,6 +202,16 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
     """
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError(f"Unknown unconnected_gradients: {unconnected_gradients!r}")
+    if colocate_gradients_with_ops:
+        warn_ignored("gradients", "colocate_gradients_with_ops",
+                     "gradient ops take the device scope of the gradients() call; "
+                     "unconstrained ones are placed with their inputs.")
+    if gate_gradients:
+        warn_ignored("gradients", "gate_gradients",
+                     "each step runs as one compiled program; gradients need no gating.")
+    if aggregation_method is not None:
+        warn_ignored("gradients", "aggregation_method",
+                     "gradients over several paths are always summed with one AddN.")
     ys = [convert_to_tensor(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
     xs_in = xs if isinstance(xs, (list, tuple)) else [xs]
     xs = [_as_xs(x) for x in xs_in]

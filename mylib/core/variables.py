@@ -12,6 +12,7 @@ import weakref
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import GraphKeys, Operation, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, state_ops
@@ -51,6 +52,13 @@ class Variable:
         values of other sizes (``validate_shape=False`` also allows it).
       collections: graph collections (default ``[GLOBAL_VARIABLES]``).
       constraint: optional function applied after optimizer updates (Keras constraints).
+      caching_device: accepted for TensorFlow compatibility and ignored (warns once):
+        reads happen where the variable's handle is placed.
+      use_resource: accepted for TensorFlow 1 compatibility: every variable is a
+        resource variable; ``use_resource=False`` is ignored (warns once).
+
+    An unknown keyword argument raises `TypeError` naming it (``trainabel=False`` is
+    not silently dropped).
 
     The value exists only in a `Session`: run `initializer` (or
     `global_variables_initializer()`) first; reading an uninitialized variable raises
@@ -65,10 +73,16 @@ class Variable:
 
     def __init__(self, initial_value=None, trainable=None, name=None, dtype=None,
                  shape=None, collections=None, validate_shape=True, constraint=None,
-                 caching_device=None, _skip_creators=False, **kwargs):
+                 caching_device=None, use_resource=None, _skip_creators=False):
         if getattr(self, "_initialized_object", False):
             return  # created through a creator that already ran __init__
         self._initialized_object = True
+        if caching_device is not None:
+            warn_ignored("Variable", "caching_device",
+                         "reads happen on the device of the variable's handle.")
+        if use_resource is not None and not use_resource:
+            warn_ignored("Variable", "use_resource",
+                         "every mylib variable is a resource variable.")
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if trainable is None:
@@ -356,10 +370,17 @@ def _make_with_creators(*args, **kwargs):
 
 
 def _bind(args, kwargs):
-    names = ["initial_value", "trainable", "name", "dtype", "shape", "collections",
-             "validate_shape", "constraint", "caching_device"]
-    kw = dict(zip(names, args))
-    kw.update(kwargs)
+    """`Variable(*args, **kwargs)`'s arguments by name, checked as `Variable.__init__`
+    checks them: an unknown, repeated or extra argument raises `TypeError` here, before
+    any creator sees it."""
+    import inspect
+
+    try:
+        bound = inspect.signature(Variable.__init__).bind(None, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"Variable(): {e}") from None
+    kw = dict(bound.arguments)
+    kw.pop("self")
     return kw
 
 

@@ -34,6 +34,7 @@ class MultiHeadAttention(Layer):
       output_shape: last dim of the output (default: the query's).
       kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
       kernel_constraint, bias_constraint: for the four projections.
+      activity_regularizer: of the layer's output (as every layer's).
     Call arguments: ``query, value, key=None, attention_mask=None,
       return_attention_scores=False, training=None, use_causal_mask=False``.
     Returns:
@@ -46,7 +47,7 @@ class MultiHeadAttention(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  seed=None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         for what, v in (("num_heads", num_heads), ("key_dim", key_dim)):
             if not isinstance(v, int) or v <= 0:
                 raise ValueError(f"`{what}` must be a positive int. Received: {what}={v!r}")

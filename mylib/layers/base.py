@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
+from mylib.core.compat_args import init_arg_names, unrecognized_kwargs, warn_ignored
 from mylib.core.graph import Graph, Tensor, get_default_graph
 from mylib.core.ops import array_ops
 from mylib.core.tensor_shape import as_shape
@@ -232,18 +233,32 @@ class Layer:
         weights (`variable_dtype`) and compute in the low type (`dtype` =
         `compute_dtype`): floating inputs are cast, and trainable float weights read in
         `call` are cast (see `mylib.layers.policy`).
-      input_shape / batch_input_shape / batch_size: as Keras, for the first layer of a
-        `Sequential` (makes the model build right away).
+      input_shape / batch_input_shape / batch_size / input_dim: as Keras, for the first
+        layer of a `Sequential` (makes the model build right away).
+      activity_regularizer: optional regularizer of the layer's outputs; its value is
+        added to the model's losses (as Keras 3).
+      autocast: with a mixed policy, reads of the layer's float weights inside `call`
+        are cast to the compute dtype (default True); False reads them in their own
+        dtype (as Keras 3).
+
+    Raises:
+      TypeError: an unknown keyword argument, named in Keras 3's words
+        (``Unrecognized keyword arguments passed to Dense: {'foo': 1}``).
     """
 
     supports_masking = False  # True: the inputs' mask passes through to the outputs
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
-                 batch_input_shape=None, batch_size=None, input_dim=None, **kwargs):
+                 batch_input_shape=None, batch_size=None, input_dim=None,
+                 activity_regularizer=None, autocast=True, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) "
-                            f"{sorted(kwargs)}")
+            raise unrecognized_kwargs(type(self).__name__, kwargs, init_arg_names(type(self)))
         object.__setattr__(self, "_layers", [])
+        if activity_regularizer is not None:
+            from mylib.layers import regularizers
+
+            self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.autocast = bool(autocast)
         self._trainable = bool(trainable)
         self.name = name or unique_object_name(to_snake_case(type(self).__name__))
         # `dtype`: a dtype or a policy name (None: the global policy). `self.dtype` is the
@@ -325,7 +340,8 @@ class Layer:
             call_kwargs = kwargs
             if prev_mask is not None and "mask" not in kwargs and self._accepts_mask():
                 call_kwargs = {**kwargs, "mask": prev_mask}
-            with _policy.autocast_scope(self.compute_dtype):
+            with _policy.autocast_scope(self.compute_dtype if getattr(self, "autocast", True)
+                                        else None):
                 outputs = self.call(self._autocast_inputs(inputs), *args, **call_kwargs)
             act_reg = getattr(self, "activity_regularizer", None)
             if act_reg is not None:
@@ -563,6 +579,8 @@ class Layer:
     def get_config(self):
         cfg = {"name": self.name, "trainable": self.trainable,
                "dtype": self._dtype_policy.name}
+        if not getattr(self, "autocast", True):
+            cfg["autocast"] = False
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = self._batch_input_shape
         return cfg
@@ -600,12 +618,20 @@ def _dedupe(ws):
 
 # ---------------------------------------------------------------- Input
 class InputLayer(Layer):
-    """The layer behind `Input`: owns a placeholder."""
+    """The layer behind `Input`: owns a placeholder.
+
+    `sparse` and `ragged` are accepted for Keras compatibility and ignored (True warns
+    once): the placeholder is dense, so feed dense arrays.
+    """
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
                  name=None, batch_input_shape=None, sparse=False, ragged=False):
         name = name or unique_object_name("input")
         super().__init__(name=name, dtype=dtype)
+        for arg, value in (("sparse", sparse), ("ragged", ragged)):
+            if value:
+                warn_ignored("InputLayer", arg, "the input placeholder is dense; feed "
+                             "dense arrays.")
         if input_tensor is None:
             if batch_input_shape is None:
                 if input_shape is None:

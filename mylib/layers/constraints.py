@@ -13,6 +13,10 @@ _EPS = 1e-7  # Keras's backend.epsilon()
 
 
 class Constraint:
+    def __init__(self):
+        # Explicit so that `NonNeg(foo=1)` names `foo` in its TypeError (object's does not).
+        pass
+
     def __call__(self, w):
         return w
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops, math_ops
 from mylib.layers import initializers, regularizers
 from mylib.layers.base import Layer
@@ -24,13 +25,17 @@ class Embedding(Layer):
       embeddings_regularizer, embeddings_constraint: as Keras.
       mask_zero: id 0 is padding: the layer outputs a mask ``ids != 0`` that recurrent
         layers (and other mask-aware layers) consume.
-      input_length: accepted for compatibility (Keras 2); unused.
+      input_length: accepted for Keras 2 compatibility and ignored (warns once, as
+        Keras 3 does): the sequence length comes from the inputs' shape.
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  input_length=None, **kwargs):
         super().__init__(**kwargs)
+        if input_length is not None:
+            warn_ignored("Embedding", "input_length",
+                         "the sequence length comes from the inputs' shape; remove it.")
         for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"Both `input_dim` and `output_dim` should be positive, "

@@ -19,6 +19,10 @@ from mylib.core.ops import array_ops
 
 
 class Initializer:
+    def __init__(self):
+        # Explicit so that `Zeros(foo=1)` names `foo` in its TypeError (object's does not).
+        pass
+
     def __call__(self, shape, dtype=None):
         raise NotImplementedError(
             f"{type(self).__name__} must implement `__call__` (abstract in the base class)")

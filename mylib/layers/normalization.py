@@ -100,6 +100,8 @@ class BatchNormalization(_AffineNorm):
       beta_initializer, gamma_initializer, moving_mean_initializer,
       moving_variance_initializer, beta_regularizer, gamma_regularizer,
       beta_constraint, gamma_constraint: as usual.
+      synchronized: accepted for Keras compatibility; under `MirroredStrategy` the
+        batch statistics are always those of the global batch (as ``True``).
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,

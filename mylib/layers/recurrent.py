@@ -17,12 +17,16 @@ Semantics as Keras 3:
   ``zero_output_for_mask=True``, which `Bidirectional` sets when returning sequences).
 - ``dropout`` / ``recurrent_dropout`` (training only): one mask per sequence, on the
   inputs and on the previous output ``h`` fed back into the step.
+- ``unroll=True`` unrolls the time loop in the compiled program (`lax.scan`'s
+  ``unroll``; the sequence length is static once compiled): often faster for short
+  sequences, at the cost of compile time and memory; results agree up to rounding.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops, control_flow_ops, math_ops
 from mylib.layers import activations, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
@@ -159,7 +163,8 @@ class _RNN(Layer):
             return tuple(new)
 
         elems = (xw, m) if m is not None else xw
-        seqs = control_flow_ops.scan(fn, elems, initializer=tuple(states), name="rnn_scan")
+        seqs = control_flow_ops.scan(fn, elems, initializer=tuple(states), name="rnn_scan",
+                                     unroll=self.unroll)
         outputs = seqs[0]  # [T, B, units]: the output of each step is the state h
         if m is not None and self.zero_output_for_mask:
             outputs = array_ops.where(array_ops.expand_dims(m, 2), outputs,
@@ -225,13 +230,20 @@ class SimpleRNN(_RNN):
         of the last ``[batch, units]``.
       return_state: also return the final state(s): ``[output, h]``.
       go_backwards: process the sequence backwards (and return it reversed).
+      unroll: unroll the time loop in the compiled program (often faster
+        for short sequences, slower to compile for long ones).
       zero_output_for_mask: masked steps output zeros instead of the previous output.
+      stateful: only False (True raises `NotImplementedError`).
+    A ``recurrent_activation`` argument (which `SimpleRNN` has none of) is accepted and
+    ignored, with a warning once.
     Call arguments: ``inputs [batch, time, features]``, ``initial_state`` (list of
       ``[batch, units]``), ``mask [batch, time]`` bool, ``training``.
     """
 
     def __init__(self, units, activation="tanh", **kwargs):
-        kwargs.pop("recurrent_activation", None)
+        if kwargs.pop("recurrent_activation", None) is not None:
+            warn_ignored("SimpleRNN", "recurrent_activation",
+                         "SimpleRNN has no gates; only `activation` applies.")
         super().__init__(units, activation=activation, **kwargs)
 
     def _step(self, x_t, states, rdm):
@@ -257,7 +269,7 @@ class LSTM(_RNN):
     Args:
       units, activation (``"tanh"``), recurrent_activation (``"sigmoid"``), use_bias,
       initializers, regularizers, constraints, dropout, recurrent_dropout,
-      return_sequences, return_state (``[output, h, c]``), go_backwards,
+      return_sequences, return_state (``[output, h, c]``), go_backwards, unroll,
       zero_output_for_mask: as `SimpleRNN`.
       unit_forget_bias: initialize the forget-gate bias to ones (Jozefowicz et al. 2015).
     """

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 
 class Regularizer:
+    def __init__(self):
+        # Explicit so that `Regularizer(foo=1)` names `foo` in its TypeError (object's does not).
+        pass
+
     def __call__(self, x):
         return 0.0
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops
 from mylib.layers.base import InputSpec, Layer
 from mylib import layers as L
@@ -23,6 +24,8 @@ class Bidirectional(Layer):
         list ``[forward, backward]``).
       backward_layer: optional layer to use as the backward direction (must have
         ``go_backwards=True`` and the same `return_sequences` / `return_state`).
+      weights: accepted for Keras compatibility and ignored (warns once): set them with
+        `set_weights` once the layer is built.
     Call arguments: ``inputs``, ``initial_state`` (forward states then backward
       states), ``mask``, ``training``. With ``return_state``: ``[output] + forward
       states + backward states``.
@@ -39,6 +42,10 @@ class Bidirectional(Layer):
             raise ValueError(f"Invalid merge mode. Received: {merge_mode}. Merge mode "
                              "should be one of {'sum', 'mul', 'ave', 'concat', None}")
         super().__init__(**kwargs)
+        if weights is not None:
+            warn_ignored("Bidirectional", "weights",
+                         "the weights are initialized by their initializers; call "
+                         "set_weights() once the layer is built.")
         cfg = layer.get_config()
         cfg.pop("batch_input_shape", None)
         cls = type(layer)

@@ -23,6 +23,7 @@ from mylib import losses as losses_mod
 from mylib import errors as ml_errors
 
 from mylib.core import dtypes as _dtypes
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.gradients import gradients
 from mylib.core.ops import array_ops, math_ops
@@ -398,11 +399,16 @@ class Model(GraphNetworkMixin, Layer):
             distribution strategies) run the k steps one call each, with the same
             results.
           jit_compile: accepted for compatibility; steps are always compiled by XLA
-            (``"auto"``).
+            (``"auto"``); ``False`` is ignored and warns once (`run_eagerly=True` runs
+            a step op by op).
 
         Raises:
           ValueError: an unknown loss name, or `steps_per_execution` < 1.
+          TypeError: an unknown keyword argument (as Keras).
         """
+        if jit_compile is False:
+            warn_ignored("Model.compile", "jit_compile", "steps are always compiled by "
+                         "XLA; pass run_eagerly=True to run a step op by op.")
         from mylib import optimizers
 
         self.optimizer = optimizers.get(optimizer)
@@ -915,9 +921,14 @@ class Model(GraphNetworkMixin, Layer):
         ``(x, ...)`` batches, `steps` of them when given), batch by batch
         (``training=False``), concatenated.
 
+        `verbose` is accepted for Keras compatibility: predict shows no progress bar
+        (1 or 2 warns once).
+
         Returns:
           a numpy array, or a list/dict of them for several outputs.
         """
+        if verbose not in ("auto", 0, None):
+            warn_ignored("Model.predict", "verbose", "predict shows no progress bar.")
         from mylib import callbacks as cbks
 
         batch_size = 32 if batch_size is None else int(batch_size)

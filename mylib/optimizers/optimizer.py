@@ -14,6 +14,7 @@ import contextlib
 import numbers
 
 from mylib.core import dtypes as _dtypes
+from mylib.core.compat_args import init_arg_names, unrecognized_kwargs
 from mylib.core.gradients import IndexedSlices, gradients, indexed_slices_to_dense
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
@@ -46,7 +47,7 @@ class Optimizer:
     def __init__(self, learning_rate, name=None, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(kwargs)}")
+            raise unrecognized_kwargs(type(self).__name__, kwargs, init_arg_names(type(self)))
         if sum(x is not None for x in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(
                 "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "

@@ -13,6 +13,7 @@ import warnings
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib._version import __version__
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import Operation, Tensor, get_default_graph
 from mylib.core.graph_import import _parse_input, import_graph_def
 from mylib.core.graph_io import (FunctionDef, GraphDef, MetaGraphDef, NodeDef, _atomic_write,
@@ -45,7 +46,8 @@ def _collection_entry(v, graph):
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
                       collection_list=None, as_text=None, graph=None, clear_devices=False,
-                      **kwargs):
+                      export_scope=None, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False):
     """Exports the graph, its collections and saver settings as a `MetaGraphDef`.
 
     Args:
@@ -61,9 +63,22 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         (``.json``, ``.pbtxt``, ``.txt`` are text).
       graph: the `Graph` (default: the default graph).
       clear_devices: drop device strings.
+      export_scope, clear_extraneous_savers, strip_default_attrs, save_debug_info:
+        accepted for TensorFlow compatibility and ignored (a non-default value warns
+        once): the whole graph is exported, with every attr; each node keeps its
+        creation line.
     Returns:
       The `MetaGraphDef`.
+    Raises:
+      TypeError: an unknown keyword argument.
     """
+    for arg, value in (("export_scope", export_scope),
+                       ("clear_extraneous_savers", clear_extraneous_savers),
+                       ("strip_default_attrs", strip_default_attrs),
+                       ("save_debug_info", save_debug_info)):
+        if value:
+            warn_ignored("export_meta_graph", arg, "the whole graph is exported, with "
+                         "every attr and each node's creation line.")
     graph = graph or get_default_graph()
     gd = graph_def if graph_def is not None else graph.as_graph_def()
     if clear_devices:

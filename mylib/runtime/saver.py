@@ -49,6 +49,7 @@ import zlib
 import numpy as np
 
 from mylib import errors
+from mylib.core.compat_args import unrecognized_kwargs, warn_ignored
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.x64 import with_x64
@@ -568,11 +569,15 @@ class Saver:
       keep_checkpoint_every_n_hours: additionally keep one checkpoint per this many
         hours of training, exempt from `max_to_keep` (None: never).
       name: optional name (kept for TensorFlow compatibility).
-      sharded: accepted; the checkpoint is always one file.
+      sharded: accepted for TensorFlow compatibility; the checkpoint is always one
+        file (True warns once).
       save_relative_paths: write paths relative to the directory in the index file.
       allow_empty: allow no variables (`save` then writes nothing and returns None).
       defer_build: resolve `var_list` at the first `save`/`restore`/`build`.
       pad_step_number: write the step as ``%08d``.
+      restore_sequentially: accepted for TensorFlow compatibility and ignored (True
+        warns once): a restore reads and checks every value before assigning any, so
+        a failed restore changes nothing.
 
     Example::
 
@@ -589,6 +594,11 @@ class Saver:
                  save_relative_paths=True):
         if reshape:
             raise errors.UnimplementedError("Saver(reshape=True) is not supported")
+        if sharded:
+            warn_ignored("Saver", "sharded", "the checkpoint is always one file.")
+        if restore_sequentially:
+            warn_ignored("Saver", "restore_sequentially",
+                         "a restore reads and checks every value before assigning any.")
         if max_to_keep is not None and max_to_keep < 0:
             raise ValueError(f"max_to_keep must be >= 0 or None, got {max_to_keep}")
         if keep_checkpoint_every_n_hours is not None and keep_checkpoint_every_n_hours <= 0:
@@ -927,7 +937,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
       TypeError: for an unknown keyword argument.
     """
     if kwargs:
-        raise TypeError(f"import_meta_graph() got unexpected keyword arguments: {sorted(kwargs)}")
+        raise unrecognized_kwargs("import_meta_graph", kwargs, [
+            "meta_graph_or_file", "clear_devices", "import_scope", "input_map"])
     variables = meta_graph.import_meta_graph_collections(
         meta_graph_or_file, clear_devices=clear_devices, import_scope=import_scope,
         input_map=input_map)

@@ -18,6 +18,7 @@ import numpy as np
 from mylib import config as _config
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import (Operation, Tensor, default_session_stack, get_default_graph,  # noqa: F401
                               get_default_session)
 from mylib.core.lowering import prune
@@ -38,12 +39,27 @@ IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
 
 class ConfigProto:
     """Session options (TensorFlow's names). `allow_soft_placement` and
-    `log_device_placement` affect placement; the thread counts are accepted for
-    compatibility and ignored (XLA sizes its own thread pools)."""
+    `log_device_placement` affect placement. Accepted for TensorFlow compatibility and
+    ignored (a value other than the default warns once): the thread counts (XLA sizes
+    its own thread pools), `device_count` (every local XLA device is usable; hide
+    devices with ``CUDA_VISIBLE_DEVICES`` or `mylib.devices.set_cpu_device_count`)
+    and `gpu_options` (JAX's ``XLA_PYTHON_CLIENT_*`` environment variables size GPU
+    memory)."""
 
     def __init__(self, allow_soft_placement=False, log_device_placement=False,
                  inter_op_parallelism_threads=0, intra_op_parallelism_threads=0,
                  device_count=None, gpu_options=None):
+        for arg, value in (("inter_op_parallelism_threads", inter_op_parallelism_threads),
+                           ("intra_op_parallelism_threads", intra_op_parallelism_threads)):
+            if value:
+                warn_ignored("ConfigProto", arg, "XLA sizes its own thread pools.")
+        if device_count:
+            warn_ignored("ConfigProto", "device_count",
+                         "every local XLA device is usable; hide devices with "
+                         "CUDA_VISIBLE_DEVICES or mylib.devices.set_cpu_device_count.")
+        if gpu_options is not None:
+            warn_ignored("ConfigProto", "gpu_options", "GPU memory is managed by JAX "
+                         "(XLA_PYTHON_CLIENT_PREALLOCATE / XLA_PYTHON_CLIENT_MEM_FRACTION).")
         self.allow_soft_placement = allow_soft_placement
         self.log_device_placement = log_device_placement
         self.inter_op_parallelism_threads = inter_op_parallelism_threads
@@ -205,7 +221,9 @@ class Session:
     """Runs operations of a `Graph` and holds the values of its variables.
 
     Args:
-      target: '' for in-process execution (cluster targets come with strategies).
+      target: '' for in-process execution. Cluster targets come with distribution
+        strategies: another target is accepted for TensorFlow compatibility and
+        ignored (warns once); the session runs in this process.
       graph: the `Graph` to run (default: the default graph).
       config: optional `ConfigProto`.
 
@@ -220,6 +238,9 @@ class Session:
     """
 
     def __init__(self, target="", graph=None, config=None):
+        if target:
+            warn_ignored("Session", "target", "the session runs in this process; "
+                         "distribution strategies (mylib.distribute) reach clusters.")
         self._graph = graph if graph is not None else get_default_graph()
         self._target = target
         self._config = config or ConfigProto()

@@ -15,6 +15,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
@@ -764,10 +765,14 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
 
     Args:
       a: `Tensor`; `perm` defaults to reversing the axes (needs a known rank).
+      conjugate: accepted for TensorFlow compatibility; with a complex `a` it is
+        ignored and warns once (the values are not conjugated).
     Raises:
       InvalidArgumentError: if `perm` is not a permutation of range(rank).
     """
     x = convert_to_tensor(a)
+    if conjugate and x.dtype.is_complex:
+        warn_ignored("transpose", "conjugate", "the values are not conjugated.")
     if perm is None:
         if x.shape.rank is None:
             raise errors.InvalidArgumentError("transpose with perm=None needs a known rank")

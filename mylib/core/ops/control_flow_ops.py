@@ -31,6 +31,7 @@ from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import warn_ignored
 from mylib.core.func_graph import (build_function, call_function, get_function,
                                    unify_captures, variable_key)
 from mylib.core.graph import Operation, _user_frame, get_default_graph
@@ -460,7 +461,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         fixed across iterations.
       maximum_iterations: optional bound (Python int or tensor). Required to
         differentiate through the loop; then it must be a constant.
-      parallel_iterations, back_prop, swap_memory: accepted for compatibility.
+      parallel_iterations, swap_memory: accepted for TensorFlow compatibility; they tune
+        TensorFlow's executor and mean nothing to a compiled loop.
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       The final loop variables, in the structure of `loop_vars`.
     Raises:
@@ -468,6 +472,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         message names the loop variable and suggests `shape_invariants`), or `cond`
         does not return a scalar bool.
     """
+    _warn_back_prop("while_loop", back_prop)
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable.")
     leaves, tree = _tree.tree_flatten(loop_vars)
@@ -542,6 +547,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 
 # ================================================================ scan / map_fn
+def _warn_back_prop(owner, back_prop):
+    if not back_prop:
+        warn_ignored(owner, "back_prop", "gradients still flow through the loop; wrap its "
+                     "outputs in stop_gradient to stop them.")
+
+
 def _scan_run(args, attrs, parent=None, salt=0, effects=None):
     fg = get_function(attrs["body"])
     n_carry, n_elems = attrs["n_carry"], attrs["n_elems"]
@@ -568,7 +579,7 @@ def _scan_run(args, attrs, parent=None, salt=0, effects=None):
 
     c0 = [jnp.asarray(v, t.dtype.np) for v, t in zip(init, fg.inputs)]
     (_, c, vv), ys = lax.scan(f, (jnp.int32(0), c0, var_vals if stateful else []), elems,
-                              reverse=attrs["reverse"])
+                              reverse=attrs["reverse"], unroll=attrs.get("unroll", 1))
     return (*c, *ys), vv
 
 
@@ -629,16 +640,18 @@ def _elem_specs(elems, what):
     return tensors, tree, specs
 
 
-def _scan_op(fg, init, elems, ext, var_inputs, keys, stateful, carry_is_output, reverse):
+def _scan_op(fg, init, elems, ext, var_inputs, keys, stateful, carry_is_output, reverse,
+             unroll=1):
     opdef = Scan if stateful else StatelessScan
-    return opdef.create([*init, *elems, *ext, *var_inputs],
-                        {"body": fg.name, "n_carry": len(init), "n_elems": len(elems),
-                         "var_keys": keys, "carry_is_output": carry_is_output,
-                         "reverse": bool(reverse)}, name=opdef.name)
+    attrs = {"body": fg.name, "n_carry": len(init), "n_elems": len(elems),
+             "var_keys": keys, "carry_is_output": carry_is_output, "reverse": bool(reverse)}
+    if unroll is True or unroll != 1:  # absent: graphs without unrolling are unchanged
+        attrs["unroll"] = unroll
+    return opdef.create([*init, *elems, *ext, *var_inputs], attrs, name=opdef.name)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
-         swap_memory=False, infer_shape=True, reverse=False, name=None):
+         swap_memory=False, infer_shape=True, reverse=False, name=None, *, unroll=1):
     """Cumulative application of `fn` over the leading axis of `elems`, as `tf.scan`.
 
     ``a = fn(a, x)`` for each element ``x`` (in reverse with `reverse=True`); returns
@@ -651,9 +664,21 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
       elems: a tensor or (nested) structure of tensors with a common leading dim `n`.
       initializer: initial accumulator (structure); if None, the first element of
         `elems` (last, if `reverse`) is the initial accumulator and the first output.
+      unroll: steps unrolled per loop iteration in the compiled program (`lax.scan`'s
+        `unroll`): a positive int, or True to unroll the whole loop (the length is
+        static once compiled). Not in `tf.scan`.
+      parallel_iterations, swap_memory, infer_shape: accepted for TensorFlow
+        compatibility; a compiled loop has no use for them (shapes are always inferred).
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       The accumulator structure with each tensor stacked: [n, ...].
     """
+    if not (isinstance(unroll, bool) or (isinstance(unroll, int) and unroll >= 1)):
+        raise ValueError(f"scan: `unroll` must be True, False or a positive int. "
+                         f"Received: unroll={unroll!r}")
+    unroll = 1 if unroll is False else unroll
+    _warn_back_prop("scan", back_prop)
     tensors, etree, especs = _elem_specs(elems, "scan")
     g = get_default_graph()
     with g.name_scope(name or "scan"):
@@ -682,7 +707,8 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
                     f"{_fmt(o.shape)} "
                     "for it" + _where())
         ext, var_inputs, keys, stateful = _external_inputs([fg])
-        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, True, reverse)
+        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, True, reverse,
+                      unroll)
         ys = op.outputs[len(init):]
         if initializer is None:
             ys = [array_ops.concat([y, array_ops.expand_dims(i0, 0)] if reverse else
@@ -702,11 +728,16 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
         `fn` receives one slice of each, in that structure.
       dtype / fn_output_signature: optional expected output dtype(s) (checked: output
         dtypes are inferred from `fn`).
+      parallel_iterations, swap_memory, infer_shape: accepted for TensorFlow
+        compatibility; a compiled loop has no use for them (shapes are always inferred).
+      back_prop: accepted for TensorFlow compatibility; ``False`` is ignored and warns
+        once (gradients still flow: wrap the outputs in `stop_gradient`).
     Returns:
       `fn`'s output structure with each tensor stacked: [n, ...].
     Raises:
       InvalidArgumentError: `fn` returns dtypes other than the declared ones.
     """
+    _warn_back_prop("map_fn", back_prop)
     tensors, etree, especs = _elem_specs(elems, "map_fn")
     g = get_default_graph()
     with g.name_scope(name or "map"):
