@@ -7,7 +7,7 @@ base for unseeded random ops, `fit`'s shuffling, `Dataset.shuffle`, Python's `ra
 and numpy's global generator) is derived from the seed, and XLA is asked for
 deterministic kernels on GPU.
 
-This module imports nothing from mylib but the `_compat` adapters, so every layer may
+This module imports nothing from mylib but `mylib.devices.jax_adapter`, so every layer may
 read it.
 """
 
@@ -43,7 +43,7 @@ def enable_op_determinism():
     flags = os.environ.get("XLA_FLAGS", "")
     if _GPU_FLAG in flags:
         return
-    from mylib._compat import jax_adapter
+    from mylib.devices import jax_adapter
 
     if jax_adapter.backends_are_initialized():
         import jax

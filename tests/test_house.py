@@ -58,7 +58,7 @@ def _room_edges():
 
 # What each room may not import (directly or through a function-local import).
 _NEVER = {
-    "devices": lambda d: d not in ("errors", "_compat"),
+    "devices": lambda d: d not in ("errors",),
     "core": lambda d: d in ("runtime", "layers", "models", "distribute", "callbacks",
                             "optimizers", "keras", "train", "config", "<package>"),
     "runtime": lambda d: d in ("layers", "models", "distribute", "callbacks", "optimizers",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 
-from mylib._compat import compat_error, missing_names
+from mylib.devices.compat import compat_error, missing_names
 
 DIST = "ray"
 # Checked against Ray 2.60.0, the installed version. Ray changes these internals

@@ -176,7 +176,7 @@ def set_cpu_device_count(n):
     import os
     import re as _re
 
-    from mylib._compat import jax_adapter
+    from mylib.devices import jax_adapter
 
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"`n` must be a positive int. Received: n={n!r}")

@@ -86,7 +86,7 @@ class MultiWorkerMirroredStrategy(mirrored.MirroredStrategy):
         coordinator = workers[0][2]
         key = (coordinator, len(workers), pid)
         if len(workers) > 1 and key not in _INITIALIZED:
-            from mylib._compat import jax_adapter
+            from mylib.devices import jax_adapter
 
             if jax_adapter.backends_are_initialized():
                 raise RuntimeError(

@@ -14,7 +14,7 @@ Imports nothing of mylib beyond `mylib._compat`; imports JAX only when called.
 
 from __future__ import annotations
 
-from mylib._compat import compat_error, missing_names
+from mylib.devices.compat import compat_error, missing_names
 
 DIST = "jax"
 # Checked against jax (and jaxlib) 0.10.2, the installed version; other versions of
