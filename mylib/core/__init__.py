@@ -14,8 +14,11 @@ from mylib.core.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collec
 from mylib.core.tensor_shape import TensorShape  # noqa: E402
 from mylib.core.op_registry import (OpDef, RegisterGradient, NotDifferentiable, TensorSpec,  # noqa: E402
                                     convert_to_tensor, get_op_def)
+from mylib.core.ops.constant_ops import *  # noqa: E402,F401,F403
 from mylib.core.ops.array_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops.indexing_ops import *  # noqa: E402,F401,F403
 from mylib.core.ops.math_ops import *  # noqa: E402,F401,F403
+from mylib.core.ops.reduction_ops import *  # noqa: E402,F401,F403
 from mylib.core.ops import state_ops  # noqa: E402,F401
 from mylib.core.variables import (Variable, global_variables, global_variables_initializer,  # noqa: E402
                                   is_variable_initialized, local_variables,

@@ -19,7 +19,7 @@ from mylib import errors
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
-from mylib.core.ops import array_ops
+from mylib.core.ops import array_ops, constant_ops
 
 
 class IndexedSlices:
@@ -44,7 +44,7 @@ class IndexedSlices:
     @property
     def shape(self):
         if self.dense_shape is not None:
-            cv = array_ops.constant_value(self.dense_shape)
+            cv = constant_ops.constant_value(self.dense_shape)
             if cv is not None:
                 from mylib.core.tensor_shape import TensorShape
 
@@ -89,7 +89,7 @@ def _slices_to_dense_shape(values, indices, dense_shape):
 
 @RegisterGradient("IndexedSlicesToDense")
 def _slices_to_dense_grad(op, grad):
-    from mylib.core.ops.array_ops import gather
+    from mylib.core.ops.indexing_ops import gather  # indexing_ops imports this module
 
     return [gather(grad, op.inputs[1]), None, None]
 
@@ -135,7 +135,8 @@ def _generic_vjp(op, out_grads):
     if not any(diff_mask):
         return [None] * len(op.inputs)
     attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
-    cts = [g if g is not None else array_ops.zeros_like(o) for g, o in zip(out_grads, op.outputs)]
+    cts = [g if g is not None else constant_ops.zeros_like(o)
+           for g, o in zip(out_grads, op.outputs)]
     res = VJP(*op.inputs, *cts, forward_type=op.type, forward_attrs=attrs,
               n_inputs=len(op.inputs), diff_mask=diff_mask, name=None)
     res = list(res) if isinstance(res, tuple) else [res]
@@ -233,7 +234,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
             if gy is None:
                 if not _is_diff(y):
                     continue
-                gy = array_ops.ones_like(y, name=None)
+                gy = constant_ops.ones_like(y, name=None)
             else:
                 gy = convert_to_tensor(gy, dtype_hint=y.dtype)
                 _check_grad_y(i, y, gy)
@@ -257,7 +258,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
                     in_grads = _generic_vjp(op, out_grads)
                 else:
                     filled = [og if og is not None else
-                              (array_ops.zeros_like(o) if o.dtype.is_differentiable else None)
+                              (constant_ops.zeros_like(o) if o.dtype.is_differentiable else None)
                               for og, o in zip(out_grads, op.outputs)]
                     in_grads = fn(op, *filled)
                 if isinstance(in_grads, (Tensor, IndexedSlices)) or in_grads is None:
@@ -289,9 +290,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
             gx = _aggregate(grads.get(x))
             if gx is None and unconnected_gradients == "zero":
                 if x.dtype == _dtypes.resource:
-                    gx = array_ops.zeros_like(_as_value(x_in))
+                    gx = constant_ops.zeros_like(_as_value(x_in))
                 else:
-                    gx = array_ops.zeros_like(x)
+                    gx = constant_ops.zeros_like(x)
             result.append(gx)
         return result
 

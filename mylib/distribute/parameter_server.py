@@ -539,7 +539,7 @@ class ParameterServerStrategy(dl.Strategy):
 
     def _create_sharded(self, next_creator, n, kwargs):
         from mylib.core.op_registry import convert_to_tensor
-        from mylib.core.ops import array_ops
+        from mylib.core.ops import indexing_ops
 
         g = get_default_graph()
         name = kwargs.get("name") or "Variable"
@@ -557,7 +557,7 @@ class ParameterServerStrategy(dl.Strategy):
             kw.pop("shape", None)
             kw["name"] = f"{base}/part_{i}"
             kw["initial_value"] = (lambda o=off, r=r:
-                                   array_ops.strided_slice(full, [o], [o + r], [1]))
+                                   indexing_ops.strided_slice(full, [o], [o + r], [1]))
             with g.name_scope(""), g.device(ps_device(self._extended._pick_task(0))):
                 v = next_creator(**kw)
             v._distribute_strategy = self

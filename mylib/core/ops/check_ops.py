@@ -119,13 +119,13 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
 
 
 def _binary_assert(fn_name, sym, cmp, x, y, data, summarize, message, name):
-    from mylib.core.ops import math_ops
+    from mylib.core.ops import reduction_ops
 
     x = convert_to_tensor(x)
     y = convert_to_tensor(y, dtype=x.dtype) if not hasattr(y, "dtype") else \
         convert_to_tensor(y)
     with get_default_graph().name_scope(name or fn_name):
-        cond = math_ops.reduce_all(cmp(x, y))
+        cond = reduction_ops.reduce_all(cmp(x, y))
         if data is None:
             data = [f"Condition x {sym} y did not hold element-wise:",
                     f"x (name = {x.name}) = ", x, f"y (name = {y.name}) = ", y]
@@ -135,12 +135,12 @@ def _binary_assert(fn_name, sym, cmp, x, y, data, summarize, message, name):
 
 
 def _unary_assert(fn_name, sym, cmp, x, data, summarize, message, name):
-    from mylib.core.ops import math_ops
-    from mylib.core.ops.array_ops import zeros_like
+    from mylib.core.ops import reduction_ops
+    from mylib.core.ops.constant_ops import zeros_like
 
     x = convert_to_tensor(x)
     with get_default_graph().name_scope(name or fn_name):
-        cond = math_ops.reduce_all(cmp(x, zeros_like(x)))
+        cond = reduction_ops.reduce_all(cmp(x, zeros_like(x)))
         if data is None:
             data = [f"Condition x {sym} 0 did not hold element-wise:",
                     f"x (name = {x.name}) = ", x]
