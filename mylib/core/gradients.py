@@ -19,7 +19,7 @@ from mylib import errors
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
-from mylib.core.ops import array_ops, constant_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops
 
 
 class IndexedSlices:
@@ -280,9 +280,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
                     if t.dtype != _dtypes.resource:
                         gi = _match_shape(gi, t)
                         if gi.dtype != t.dtype and gi.dtype.is_differentiable:
-                            from mylib.core.ops.math_ops import cast
-
-                            gi = cast(gi, t.dtype)
+                            gi = math_ops.cast(gi, t.dtype)
                     grads.setdefault(t, []).append(gi)
 
         result = []
@@ -336,19 +334,8 @@ def _aggregate(gs):
     if len(gs) == 1:
         return gs[0]
     if all(isinstance(g, IndexedSlices) for g in gs):
-        from mylib.core.ops.array_ops import concat
-
-        return IndexedSlices(concat([g.values for g in gs], axis=0),
-                             concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
+        return IndexedSlices(array_ops.concat([g.values for g in gs], axis=0),
+                             array_ops.concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
     dense = [indexed_slices_to_dense(g) if isinstance(g, IndexedSlices) else g for g in gs]
-    from mylib.core.ops import math_ops
-
-    add_n = getattr(math_ops, "add_n", None)
-    if add_n is not None:
-        return add_n(dense)
-    # Until the op library defines AddN: a chain of adds has the same value.
-    out = dense[0]
-    for d in dense[1:]:
-        out = math_ops.add(out, d)
-    return out
+    return math_ops.add_n(dense)
 
