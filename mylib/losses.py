@@ -21,6 +21,7 @@ from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops
 from mylib.core.graph import name_scope
 from mylib.core.graph import Tensor
+from mylib.core.ops import (constant_ops, indexing_ops, reduction_ops)
 
 EPSILON = 1e-7
 
@@ -87,13 +88,13 @@ def mean_squared_error(y_true, y_pred):
       `Tensor` ``[batch, d0, .., dN-1]``.
     """
     y_true, y_pred = _prepare(y_true, y_pred)
-    return math_ops.reduce_mean(math_ops.square(y_pred - y_true), axis=-1)
+    return reduction_ops.reduce_mean(math_ops.square(y_pred - y_true), axis=-1)
 
 
 def mean_absolute_error(y_true, y_pred):
     """``mean(abs(y_true - y_pred), axis=-1)``; shapes as `mean_squared_error`."""
     y_true, y_pred = _prepare(y_true, y_pred)
-    return math_ops.reduce_mean(math_ops.abs(y_pred - y_true), axis=-1)
+    return reduction_ops.reduce_mean(math_ops.abs(y_pred - y_true), axis=-1)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
@@ -117,7 +118,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
     else:
         p = clip_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
         bce = -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
-    return math_ops.reduce_mean(bce, axis=-1)
+    return reduction_ops.reduce_mean(bce, axis=-1)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
@@ -142,9 +143,9 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred,
                                                         axis=axis)
-    p = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = y_pred / reduction_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
     p = clip_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON)
-    return -math_ops.reduce_sum(y_true * math_ops.log(p), axis=axis)
+    return -reduction_ops.reduce_sum(y_true * math_ops.log(p), axis=axis)
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
@@ -166,19 +167,19 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
         y_true = math_ops.cast(y_true, _dtypes.int64)
     if from_logits:
         return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    p = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = y_pred / reduction_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
     log_p = math_ops.log(clip_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON))
     depth = y_pred.shape.as_list()[-1] if y_pred.shape.rank is not None else None
     if depth is None:
         # -log_softmax(log p)[label] == -log(p[label] / sum(p)); sum(p) == 1 unless clipped.
         return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=log_p)
-    onehot = array_ops.one_hot(y_true, depth, dtype=y_pred.dtype)
-    return -math_ops.reduce_sum(onehot * log_p, axis=-1)
+    onehot = indexing_ops.one_hot(y_true, depth, dtype=y_pred.dtype)
+    return -reduction_ops.reduce_sum(onehot * log_p, axis=-1)
 
 
 def _hinge_labels(y_true):
     # Keras: 0/1 labels become -1/1; labels already in {-1, 1} are kept.
-    is_binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
+    is_binary = reduction_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
                                                         math_ops.equal(y_true, 1.0)))
     return array_ops.where(is_binary, 2.0 * y_true - 1.0, y_true)
 
@@ -190,7 +191,7 @@ def huber(y_true, y_pred, delta=1.0):
     err = math_ops.abs(y_pred - y_true)
     quad = 0.5 * math_ops.square(err)
     lin = delta * err - 0.5 * delta ** 2
-    return math_ops.reduce_mean(array_ops.where(math_ops.less_equal(err, delta), quad, lin),
+    return reduction_ops.reduce_mean(array_ops.where(math_ops.less_equal(err, delta), quad, lin),
                                 axis=-1)
 
 
@@ -199,7 +200,7 @@ def log_cosh(y_true, y_pred):
     - log(2)``."""
     y_true, y_pred = _prepare(y_true, y_pred)
     x = y_pred - y_true
-    return math_ops.reduce_mean(x + nn_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
+    return reduction_ops.reduce_mean(x + nn_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
 
 
 def kl_divergence(y_true, y_pred):
@@ -207,13 +208,13 @@ def kl_divergence(y_true, y_pred):
     y_true, y_pred = _prepare(y_true, y_pred)
     t = clip_ops.clip_by_value(y_true, EPSILON, 1.0)
     p = clip_ops.clip_by_value(y_pred, EPSILON, 1.0)
-    return math_ops.reduce_sum(t * math_ops.log(t / p), axis=-1)
+    return reduction_ops.reduce_sum(t * math_ops.log(t / p), axis=-1)
 
 
 def poisson(y_true, y_pred):
     """``mean(y_pred - y_true * log(y_pred + 1e-7), -1)``."""
     y_true, y_pred = _prepare(y_true, y_pred)
-    return math_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
+    return reduction_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
@@ -222,21 +223,21 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     y_true, y_pred = _prepare(y_true, y_pred)
     t = nn_ops.l2_normalize(y_true, axis=axis)
     p = nn_ops.l2_normalize(y_pred, axis=axis)
-    return -math_ops.reduce_sum(t * p, axis=axis)
+    return -reduction_ops.reduce_sum(t * p, axis=axis)
 
 
 def hinge(y_true, y_pred):
     """``mean(max(1 - y_true * y_pred, 0), -1)``; 0/1 labels are mapped to -1/1."""
     y_true, y_pred = _prepare(y_true, y_pred)
     y_true = _hinge_labels(y_true)
-    return math_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+    return reduction_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
 
 
 def squared_hinge(y_true, y_pred):
     """``mean(max(1 - y_true * y_pred, 0)**2, -1)``; 0/1 labels are mapped to -1/1."""
     y_true, y_pred = _prepare(y_true, y_pred)
     y_true = _hinge_labels(y_true)
-    return math_ops.reduce_mean(
+    return reduction_ops.reduce_mean(
         math_ops.square(math_ops.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
 
 
@@ -244,8 +245,8 @@ def categorical_hinge(y_true, y_pred):
     """``max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0)`` over the last
     axis (one-hot targets)."""
     y_true, y_pred = _prepare(y_true, y_pred)
-    pos = math_ops.reduce_sum(y_true * y_pred, axis=-1)
-    neg = math_ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    pos = reduction_ops.reduce_sum(y_true * y_pred, axis=-1)
+    neg = reduction_ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
     return math_ops.maximum(neg - pos + 1.0, 0.0)
 
 
@@ -265,7 +266,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
     focal = math_ops.pow(1.0 - p_t, gamma) * bce
     if apply_class_balancing:
         focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
-    return math_ops.reduce_mean(focal, axis=axis)
+    return reduction_ops.reduce_mean(focal, axis=axis)
 
 
 mse = MSE = mean_squared_error
@@ -285,19 +286,19 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         sw = _like(sample_weight, values.dtype)
         sw, v = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
-        sw = sw * array_ops.ones_like(v)
-        total = math_ops.reduce_sum(v * sw)
-        den = math_ops.reduce_sum(sw)
-        return array_ops.where(math_ops.equal(den, 0.0), array_ops.zeros_like(total),
+        sw = sw * constant_ops.ones_like(v)
+        total = reduction_ops.reduce_sum(v * sw)
+        den = reduction_ops.reduce_sum(sw)
+        return array_ops.where(math_ops.equal(den, 0.0), constant_ops.zeros_like(total),
                                total / array_ops.where(math_ops.equal(den, 0.0),
-                                                       array_ops.ones_like(den), den))
+                                                       constant_ops.ones_like(den), den))
     if sample_weight is not None:
         sw = _like(sample_weight, values.dtype)
         sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
         values = values * sw
     if reduction in ("none", None):
         return values
-    total = math_ops.reduce_sum(values)
+    total = reduction_ops.reduce_sum(values)
     if reduction == "sum":
         return total
     n = math_ops.cast(array_ops.size(values), values.dtype)

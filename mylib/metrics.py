@@ -25,7 +25,7 @@ from mylib import losses as _losses
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, indexing_ops, math_ops, reduction_ops
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.variables import Variable
 from mylib.losses import squeeze_or_expand_to_same_rank
@@ -82,7 +82,7 @@ class Metric:
         dt = _dtypes.as_dtype(dtype or self.dtype)
         with g.as_default(), g.name_scope(""), g.name_scope(self._scope), \
                 g.control_dependencies(None):
-            v = Variable(lambda: array_ops.zeros(list(shape), dtype=dt), trainable=False,
+            v = Variable(lambda: constant_ops.zeros(list(shape), dtype=dt), trainable=False,
                          name=name, dtype=dt,
                          collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
         self._variables.append(v)
@@ -120,7 +120,7 @@ class Metric:
         g = self._ensure_state()
         with g.as_default():
             return array_ops.group(
-                *[v.assign(array_ops.zeros(v.shape.as_list(), dtype=v.dtype),
+                *[v.assign(constant_ops.zeros(v.shape.as_list(), dtype=v.dtype),
                            read_value=False) for v in self._variables],
                 name=f"{self.name}_reset")
 
@@ -165,14 +165,14 @@ class Reduce(Metric):
                         and sw.shape.rank < values.shape.rank:
                     sw = array_ops.expand_dims(sw, -1)
                 weighted = values * sw
-                weights = sw * array_ops.ones_like(values)
+                weights = sw * constant_ops.ones_like(values)
             else:
                 weighted = values
                 weights = None
-            ops = [self.total.assign_add(math_ops.reduce_sum(weighted), read_value=False)]
+            ops = [self.total.assign_add(reduction_ops.reduce_sum(weighted), read_value=False)]
             if self._mean:
                 n = (math_ops.cast(array_ops.size(values), _dtypes.float32) if weights is None
-                     else math_ops.reduce_sum(weights))
+                     else reduction_ops.reduce_sum(weights))
                 ops.append(self.count.assign_add(n, read_value=False))
             return array_ops.group(*ops)
 
@@ -186,7 +186,7 @@ class Reduce(Metric):
             # divide_no_nan: 0 before any update.
             return array_ops.where(math_ops.greater(count, 0.0),
                                    total / math_ops.maximum(count, 1e-30),
-                                   array_ops.zeros_like(total), name="result")
+                                   constant_ops.zeros_like(total), name="result")
 
 
 class Sum(Reduce):
@@ -243,14 +243,14 @@ def binary_accuracy(y_true, y_pred, threshold=0.5):
         y_true, math_ops.cast(math_ops.greater(y_pred, threshold), _dtypes.float32)),
         _dtypes.float32)
     if hits.shape.rank is not None and hits.shape.rank >= 2:
-        hits = math_ops.reduce_mean(hits, axis=-1)
+        hits = reduction_ops.reduce_mean(hits, axis=-1)
     return hits
 
 
 def categorical_accuracy(y_true, y_pred):
     """1.0 where ``argmax(y_true) == argmax(y_pred)`` over the last axis."""
-    return math_ops.cast(math_ops.equal(math_ops.argmax(y_true, axis=-1),
-                                        math_ops.argmax(y_pred, axis=-1)), _dtypes.float32)
+    return math_ops.cast(math_ops.equal(reduction_ops.argmax(y_true, axis=-1),
+                                        reduction_ops.argmax(y_pred, axis=-1)), _dtypes.float32)
 
 
 def sparse_categorical_accuracy(y_true, y_pred):
@@ -261,7 +261,7 @@ def sparse_categorical_accuracy(y_true, y_pred):
     if (y_true.shape.rank is not None and y_pred.shape.rank is not None
             and y_true.shape.rank == y_pred.shape.rank and y_true.shape.as_list()[-1] == 1):
         y_true = array_ops.squeeze(y_true, axis=[-1])
-    pred = math_ops.argmax(y_pred, axis=-1)
+    pred = reduction_ops.argmax(y_pred, axis=-1)
     if pred.dtype != y_true.dtype:
         pred = math_ops.cast(pred, y_true.dtype)
     return math_ops.cast(math_ops.equal(y_true, pred), _dtypes.float32)
@@ -337,16 +337,16 @@ def _in_top_k(y_pred, labels, k):
     `in_top_k`: ties count as in)."""
     y_pred = _float(y_pred)
     depth = y_pred.shape.as_list()[-1]
-    onehot = array_ops.one_hot(labels, depth, dtype=_dtypes.float32)
-    target = math_ops.reduce_sum(onehot * y_pred, axis=-1, keepdims=True)
-    above = math_ops.reduce_sum(math_ops.cast(math_ops.greater(y_pred, target),
+    onehot = indexing_ops.one_hot(labels, depth, dtype=_dtypes.float32)
+    target = reduction_ops.reduce_sum(onehot * y_pred, axis=-1, keepdims=True)
+    above = reduction_ops.reduce_sum(math_ops.cast(math_ops.greater(y_pred, target),
                                               _dtypes.float32), axis=-1)
     return math_ops.cast(math_ops.less(above, float(k)), _dtypes.float32)
 
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where ``argmax(y_true)`` is among the `k` highest scores of `y_pred`."""
-    return _in_top_k(y_pred, math_ops.argmax(y_true, axis=-1), k)
+    return _in_top_k(y_pred, reduction_ops.argmax(y_true, axis=-1), k)
 
 
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
@@ -382,18 +382,18 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
 def _weights_like(sample_weight, values):
     """`sample_weight` broadcast to `values` (per-sample weights cover trailing axes)."""
     if sample_weight is None:
-        return array_ops.ones_like(values)
+        return constant_ops.ones_like(values)
     sw = _float(sample_weight)
     sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
     while sw.shape.rank is not None and values.shape.rank is not None \
             and sw.shape.rank < values.shape.rank:
         sw = array_ops.expand_dims(sw, -1)
-    return sw * array_ops.ones_like(values)
+    return sw * constant_ops.ones_like(values)
 
 
 def _div_no_nan(a, b):
-    safe = array_ops.where(math_ops.equal(b, 0.0), array_ops.ones_like(b), b)
-    return array_ops.where(math_ops.equal(b, 0.0), array_ops.zeros_like(a * b), a / safe)
+    safe = array_ops.where(math_ops.equal(b, 0.0), constant_ops.ones_like(b), b)
+    return array_ops.where(math_ops.equal(b, 0.0), constant_ops.zeros_like(a * b), a / safe)
 
 
 # Keras's stand-in score for predictions outside the top k: below every threshold.
@@ -523,7 +523,7 @@ class _ThresholdCounts(Metric):
             y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
             w = _weights_like(sample_weight, y_pred)
             if self._label_weights is not None:
-                w = w * array_ops.constant(self._label_weights)
+                w = w * constant_ops.constant(self._label_weights)
             if self.top_k is not None:
                 y_pred = _keep_top_k(y_pred, self.top_k)
             if self.class_id is not None:
@@ -547,13 +547,13 @@ class _ThresholdCounts(Metric):
                 # Every value is one sample: [M, 1] against [1, T], counts [T].
                 y_true, y_pred, w = (array_ops.reshape(t, [-1, 1]) for t in (y_true, y_pred, w))
                 thr = thr[None, :]
-            pred_pos = math_ops.cast(math_ops.greater(y_pred, array_ops.constant(thr)),
+            pred_pos = math_ops.cast(math_ops.greater(y_pred, constant_ops.constant(thr)),
                                      _dtypes.float32)
             true_pos = math_ops.cast(math_ops.not_equal(y_true, 0.0), _dtypes.float32)
             parts = {"tp": true_pos * pred_pos, "fp": (1.0 - true_pos) * pred_pos,
                      "tn": (1.0 - true_pos) * (1.0 - pred_pos),
                      "fn": true_pos * (1.0 - pred_pos)}
-            ops = [getattr(self, k).assign_add(math_ops.reduce_sum(parts[k] * w, axis=0),
+            ops = [getattr(self, k).assign_add(reduction_ops.reduce_sum(parts[k] * w, axis=0),
                                                read_value=False) for k in self._kinds]
             return array_ops.group(*ops)
 
@@ -768,7 +768,7 @@ class AUC(_ThresholdCounts):
         both = math_ops.logical_and(math_ops.greater(p[:n - 1], 0.0),
                                     math_ops.greater(p[1:], 0.0))
         ratio = array_ops.where(both, _div_no_nan(p[:n - 1], math_ops.maximum(p[1:], 0.0)),
-                                array_ops.ones_like(p[1:]))
+                                constant_ops.ones_like(p[1:]))
         return _div_no_nan(slope * (dtp + intercept * math_ops.log(ratio)),
                            math_ops.maximum(tp[1:] + fn[1:], 0.0))
 
@@ -796,13 +796,13 @@ class AUC(_ThresholdCounts):
             else:
                 terms = self._riemann(tp, fp, tn, fn)
             if not self.multi_label:
-                return math_ops.reduce_sum(terms, name="result")
-            per_label = math_ops.reduce_sum(terms, axis=0)
+                return reduction_ops.reduce_sum(terms, name="result")
+            per_label = reduction_ops.reduce_sum(terms, axis=0)
             if self.label_weights is None:
-                return math_ops.reduce_mean(per_label, name="result")
-            lw = array_ops.constant(self.label_weights)
+                return reduction_ops.reduce_mean(per_label, name="result")
+            lw = constant_ops.constant(self.label_weights)
             return array_ops.identity(
-                _div_no_nan(math_ops.reduce_sum(per_label * lw), math_ops.reduce_sum(lw)),
+                _div_no_nan(reduction_ops.reduce_sum(per_label * lw), reduction_ops.reduce_sum(lw)),
                 name="result")
 
     def get_config(self):
@@ -846,9 +846,9 @@ class MeanIoU(Metric):
             y_true = convert_to_tensor(y_true)
             y_pred = convert_to_tensor(y_pred)
             if not self.sparse_y_true:
-                y_true = math_ops.argmax(y_true, axis=self.axis)
+                y_true = reduction_ops.argmax(y_true, axis=self.axis)
             if not self.sparse_y_pred:
-                y_pred = math_ops.argmax(y_pred, axis=self.axis)
+                y_pred = reduction_ops.argmax(y_pred, axis=self.axis)
             w = _weights_like(sample_weight, _float(y_true))
             y_true = math_ops.cast(array_ops.reshape(y_true, [-1]), _dtypes.int32)
             y_pred = math_ops.cast(array_ops.reshape(y_pred, [-1]), _dtypes.int32)
@@ -856,8 +856,8 @@ class MeanIoU(Metric):
             if self.ignore_class is not None:
                 w = w * math_ops.cast(math_ops.not_equal(y_true, int(self.ignore_class)),
                                       _dtypes.float32)
-            t1 = array_ops.one_hot(y_true, c, dtype=_dtypes.float32)
-            p1 = array_ops.one_hot(y_pred, c, dtype=_dtypes.float32)
+            t1 = indexing_ops.one_hot(y_true, c, dtype=_dtypes.float32)
+            p1 = indexing_ops.one_hot(y_pred, c, dtype=_dtypes.float32)
             cm = math_ops.matmul(array_ops.transpose(t1 * array_ops.expand_dims(w, -1)), p1)
             return self.total_cm.assign_add(cm, read_value=False)
 
@@ -865,14 +865,14 @@ class MeanIoU(Metric):
         g = self._ensure_state()
         with g.as_default(), g.name_scope(self._scope):
             cm = self.total_cm.value()
-            pred_sum = math_ops.reduce_sum(cm, axis=0)
-            true_sum = math_ops.reduce_sum(cm, axis=1)
-            tp = math_ops.reduce_sum(cm * array_ops.constant(np.eye(self.num_classes,
+            pred_sum = reduction_ops.reduce_sum(cm, axis=0)
+            true_sum = reduction_ops.reduce_sum(cm, axis=1)
+            tp = reduction_ops.reduce_sum(cm * constant_ops.constant(np.eye(self.num_classes,
                                                                      dtype=np.float32)), axis=1)
             den = pred_sum + true_sum - tp
-            valid = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(den, 0.0),
+            valid = reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(den, 0.0),
                                                       _dtypes.float32))
-            return _div_no_nan(math_ops.reduce_sum(_div_no_nan(tp, den)), valid)
+            return _div_no_nan(reduction_ops.reduce_sum(_div_no_nan(tp, den)), valid)
 
     def get_config(self):
         return {**super().get_config(), "num_classes": self.num_classes,
@@ -928,18 +928,19 @@ class FBetaScore(Metric):
             self._build(c)
             if self.threshold is None:
                 y_pred = math_ops.cast(math_ops.greater_equal(
-                    y_pred, math_ops.reduce_max(y_pred, axis=-1, keepdims=True)),
+                    y_pred, reduction_ops.reduce_max(y_pred, axis=-1, keepdims=True)),
                     _dtypes.float32)
             else:
                 y_pred = math_ops.cast(math_ops.greater(y_pred, self.threshold),
                                        _dtypes.float32)
             w = _weights_like(sample_weight, y_pred)
-            ops = [self.tp.assign_add(math_ops.reduce_sum(y_pred * y_true * w, 0), read_value=False),
-                   self.fp.assign_add(math_ops.reduce_sum(y_pred * (1 - y_true) * w, 0),
+            ops = [self.tp.assign_add(reduction_ops.reduce_sum(y_pred * y_true * w, 0),
                                       read_value=False),
-                   self.fn.assign_add(math_ops.reduce_sum((1 - y_pred) * y_true * w, 0),
+                   self.fp.assign_add(reduction_ops.reduce_sum(y_pred * (1 - y_true) * w, 0),
                                       read_value=False),
-                   self.iw.assign_add(math_ops.reduce_sum(y_true * w, 0), read_value=False)]
+                   self.fn.assign_add(reduction_ops.reduce_sum((1 - y_pred) * y_true * w, 0),
+                                      read_value=False),
+                   self.iw.assign_add(reduction_ops.reduce_sum(y_true * w, 0), read_value=False)]
             return array_ops.group(*ops)
 
     def reset_state(self):
@@ -957,15 +958,15 @@ class FBetaScore(Metric):
         with g.as_default(), g.name_scope(self._scope):
             tp, fp, fn = self.tp.value(), self.fp.value(), self.fn.value()
             if self.average == "micro":
-                tp, fp, fn = (math_ops.reduce_sum(t) for t in (tp, fp, fn))
+                tp, fp, fn = (reduction_ops.reduce_sum(t) for t in (tp, fp, fn))
             precision = _div_no_nan(tp, tp + fp)
             recall = _div_no_nan(tp, tp + fn)
             f = _div_no_nan(precision * recall, b2 * precision + recall) * (1.0 + b2)
             if self.average == "weighted":
                 iw = self.iw.value()
-                return math_ops.reduce_sum(f * _div_no_nan(iw, math_ops.reduce_sum(iw)))
+                return reduction_ops.reduce_sum(f * _div_no_nan(iw, reduction_ops.reduce_sum(iw)))
             if self.average is not None:
-                return math_ops.reduce_mean(f)
+                return reduction_ops.reduce_mean(f)
             return f
 
     def get_config(self):

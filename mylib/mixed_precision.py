@@ -21,7 +21,7 @@ from mylib.core import dtypes as _dtypes
 from mylib.core.gradients import IndexedSlices, indexed_slices_to_dense
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.op_registry import convert_to_tensor
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.core.variables import Variable
 from mylib.layers.policy import Policy, global_policy, set_global_policy  # noqa: F401
 from mylib.optimizers.optimizer import Optimizer
@@ -88,11 +88,11 @@ class LossScaleOptimizer(Optimizer):
                     scope, graph.control_dependencies(None):
                 self._ls_scope = scope
                 self.dynamic_scale = Variable(
-                    array_ops.constant(self.initial_scale, dtype=_dtypes.float32),
+                    constant_ops.constant(self.initial_scale, dtype=_dtypes.float32),
                     trainable=False, name="dynamic_scale", dtype=_dtypes.float32,
                     collections=[GraphKeys.GLOBAL_VARIABLES])
                 self.step_counter = Variable(
-                    array_ops.constant(0, dtype=_dtypes.int64), trainable=False,
+                    constant_ops.constant(0, dtype=_dtypes.int64), trainable=False,
                     name="step_counter", dtype=_dtypes.int64,
                     collections=[GraphKeys.GLOBAL_VARIABLES])
         elif graph is not self._ls_graph:
@@ -182,7 +182,7 @@ class LossScaleOptimizer(Optimizer):
                 grads.append(g * math_ops.cast(1.0 / scale, g.dtype))
             finite = None
             for g in grads:
-                f = math_ops.reduce_all(math_ops.is_finite(g))
+                f = reduction_ops.reduce_all(math_ops.is_finite(g))
                 finite = f if finite is None else math_ops.logical_and(finite, f)
             # Everything the inner update writes, read before it runs.
             state = list({id(s): s for s in variables + [
@@ -195,17 +195,17 @@ class LossScaleOptimizer(Optimizer):
                 applied = inner.apply_gradients(list(zip(grads, variables)),
                                                 global_step=global_step)
             with graph.control_dependencies([applied]):
-                keep = [s.assign(math_ops.where(finite, s.value(), o), read_value=False)
+                keep = [s.assign(array_ops.where(finite, s.value(), o), read_value=False)
                         for s, o in zip(state, old)]
-                two = array_ops.constant(2.0, dtype=_dtypes.float32)
-                count = math_ops.where(finite, counter + 1,
-                                       array_ops.constant(0, dtype=_dtypes.int64))
+                two = constant_ops.constant(2.0, dtype=_dtypes.float32)
+                count = array_ops.where(finite, counter + 1,
+                                       constant_ops.constant(0, dtype=_dtypes.int64))
                 grow = math_ops.logical_and(
-                    finite, count >= array_ops.constant(self.dynamic_growth_steps,
+                    finite, count >= constant_ops.constant(self.dynamic_growth_steps,
                                                         dtype=_dtypes.int64))
-                new_scale = math_ops.where(finite, math_ops.where(grow, scale * two, scale),
+                new_scale = array_ops.where(finite, array_ops.where(grow, scale * two, scale),
                                            scale / two)
-                count = math_ops.where(grow, array_ops.constant(0, dtype=_dtypes.int64), count)
+                count = array_ops.where(grow, constant_ops.constant(0, dtype=_dtypes.int64), count)
                 keep.append(self.dynamic_scale.assign(new_scale, read_value=False))
                 keep.append(self.step_counter.assign(count, read_value=False))
             return array_ops.group(applied, *keep, name="apply")

@@ -9,6 +9,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+__all__ = ["DType", "as_dtype", "float16", "bfloat16", "float32", "float64", "complex64",
+           "complex128", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "bool_", "string", "resource"]
+
 
 class DType:
     """A tensor element type.

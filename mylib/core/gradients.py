@@ -20,7 +20,7 @@ from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
-from mylib.core.ops import array_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops
 
 
 class IndexedSlices:
@@ -45,7 +45,7 @@ class IndexedSlices:
     @property
     def shape(self):
         if self.dense_shape is not None:
-            cv = array_ops.constant_value(self.dense_shape)
+            cv = constant_ops.constant_value(self.dense_shape)
             if cv is not None:
                 from mylib.core.tensor_shape import TensorShape
 
@@ -90,7 +90,7 @@ def _slices_to_dense_shape(values, indices, dense_shape):
 
 @RegisterGradient("IndexedSlicesToDense")
 def _slices_to_dense_grad(op, grad):
-    from mylib.core.ops.array_ops import gather
+    from mylib.core.ops.indexing_ops import gather  # indexing_ops imports this module
 
     return [gather(grad, op.inputs[1]), None, None]
 
@@ -136,7 +136,8 @@ def _generic_vjp(op, out_grads):
     if not any(diff_mask):
         return [None] * len(op.inputs)
     attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
-    cts = [g if g is not None else array_ops.zeros_like(o) for g, o in zip(out_grads, op.outputs)]
+    cts = [g if g is not None else constant_ops.zeros_like(o)
+           for g, o in zip(out_grads, op.outputs)]
     res = VJP(*op.inputs, *cts, forward_type=op.type, forward_attrs=attrs,
               n_inputs=len(op.inputs), diff_mask=diff_mask, name=None)
     res = list(res) if isinstance(res, tuple) else [res]
@@ -254,7 +255,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             if gy is None:
                 if not _is_diff(y):
                     continue
-                gy = array_ops.ones_like(y, name=None)
+                gy = constant_ops.ones_like(y, name=None)
             else:
                 gy = convert_to_tensor(gy, dtype_hint=y.dtype)
                 _check_grad_y(i, y, gy)
@@ -278,7 +279,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     in_grads = _generic_vjp(op, out_grads)
                 else:
                     filled = [og if og is not None else
-                              (array_ops.zeros_like(o) if o.dtype.is_differentiable else None)
+                              (constant_ops.zeros_like(o) if o.dtype.is_differentiable else None)
                               for og, o in zip(out_grads, op.outputs)]
                     in_grads = fn(op, *filled)
                 if isinstance(in_grads, (Tensor, IndexedSlices)) or in_grads is None:
@@ -300,9 +301,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     if t.dtype != _dtypes.resource:
                         gi = _match_shape(gi, t)
                         if gi.dtype != t.dtype and gi.dtype.is_differentiable:
-                            from mylib.core.ops.math_ops import cast
-
-                            gi = cast(gi, t.dtype)
+                            gi = math_ops.cast(gi, t.dtype)
                     grads.setdefault(t, []).append(gi)
 
         result = []
@@ -310,9 +309,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             gx = _aggregate(grads.get(x))
             if gx is None and unconnected_gradients == "zero":
                 if x.dtype == _dtypes.resource:
-                    gx = array_ops.zeros_like(_as_value(x_in))
+                    gx = constant_ops.zeros_like(_as_value(x_in))
                 else:
-                    gx = array_ops.zeros_like(x)
+                    gx = constant_ops.zeros_like(x)
             result.append(gx)
         return result
 
@@ -356,19 +355,8 @@ def _aggregate(gs):
     if len(gs) == 1:
         return gs[0]
     if all(isinstance(g, IndexedSlices) for g in gs):
-        from mylib.core.ops.array_ops import concat
-
-        return IndexedSlices(concat([g.values for g in gs], axis=0),
-                             concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
+        return IndexedSlices(array_ops.concat([g.values for g in gs], axis=0),
+                             array_ops.concat([g.indices for g in gs], axis=0), gs[0].dense_shape)
     dense = [indexed_slices_to_dense(g) if isinstance(g, IndexedSlices) else g for g in gs]
-    from mylib.core.ops import math_ops
-
-    add_n = getattr(math_ops, "add_n", None)
-    if add_n is not None:
-        return add_n(dense)
-    # Until the op library defines AddN: a chain of adds has the same value.
-    out = dense[0]
-    for d in dense[1:]:
-        out = math_ops.add(out, d)
-    return out
+    return math_ops.add_n(dense)
 

@@ -66,7 +66,8 @@ class Tensor:
     """
 
     __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
-    # Operators are installed by mylib.core.ops.math_ops (see _overload_operator).
+    # Operators are installed by mylib.core.ops.math_ops, ``[]`` by indexing_ops
+    # (see _overload_operator).
     __array_priority__ = 100
 
     def __init__(self, op, value_index, dtype, shape):

@@ -338,7 +338,7 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
         raise TypeError(f"Cannot use Operation '{value.name}' as a tensor; use op.outputs[i].")
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return _autopack(value, dtype, dtype_hint, name)
-    from mylib.core.ops.array_ops import constant
+    from mylib.core.ops.constant_ops import constant
 
     return constant(value, dtype=dtype if dtype is not None else None, name=name,
                     _dtype_hint=dtype_hint)

@@ -217,16 +217,17 @@ class Strategy:
     def reduce(self, reduce_op, value, axis=None):
         """Combines a `PerReplica` value across replicas (and over `axis` of each
         value if given: the global reduction over the batch)."""
+        from mylib.core.ops import math_ops, reduction_ops
 
         reduce_op = ReduceOp.check(reduce_op)
         values = value.values if isinstance(value, PerReplica) else (value,)
         if axis is not None:
             if reduce_op == ReduceOp.MEAN:
-                sums = [math_ops.reduce_sum(v, axis=axis) for v in values]
+                sums = [reduction_ops.reduce_sum(v, axis=axis) for v in values]
                 counts = [_count(v, axis) for v in values]
                 return math_ops.add_n(sums) / math_ops.add_n(counts) if len(values) > 1 \
                     else sums[0] / counts[0]
-            values = [math_ops.reduce_sum(v, axis=axis) for v in values]
+            values = [reduction_ops.reduce_sum(v, axis=axis) for v in values]
         total = values[0] if len(values) == 1 else math_ops.add_n(list(values))
         if reduce_op == ReduceOp.MEAN and axis is None:
             total = total / float(len(values))

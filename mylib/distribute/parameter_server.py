@@ -29,7 +29,14 @@ import weakref
 import numpy as np
 
 from mylib import _optional, errors
+from mylib.core import dtypes as _dtypes
+from mylib.core.gradients import IndexedSlices, indexed_slices_to_dense
 from mylib.core.graph import get_default_graph
+from mylib.core.graph_io import graph_to_graph_def
+from mylib.core.ops import array_ops
+from mylib.core.tensor_shape import as_shape
+from mylib.runtime.keras_session import get_session
+from mylib.core.op_registry import convert_to_tensor
 from mylib.distribute import distribute_lib as dl
 from mylib.distribute import ps_plan
 from mylib.distribute.cluster_resolver import ClusterSpec
@@ -529,6 +536,7 @@ class ParameterServerStrategy(dl.Strategy):
         return min(int(parts[0]), shape.as_list()[0])
 
     def _create_sharded(self, next_creator, n, kwargs):
+        from mylib.core.ops import indexing_ops
 
         g = get_default_graph()
         name = kwargs.get("name") or "Variable"
@@ -546,7 +554,7 @@ class ParameterServerStrategy(dl.Strategy):
             kw.pop("shape", None)
             kw["name"] = f"{base}/part_{i}"
             kw["initial_value"] = (lambda o=off, r=r:
-                                   array_ops.strided_slice(full, [o], [o + r], [1]))
+                                   indexing_ops.strided_slice(full, [o], [o + r], [1]))
             with g.name_scope(""), g.device(ps_device(self._extended._pick_task(0))):
                 v = next_creator(**kw)
             v._distribute_strategy = self
@@ -690,16 +698,9 @@ def _env_address():
 # The actor classes (wrapped by ray.remote at start, so importing this module does not
 # need Ray).
 from mylib.distribute.ps_runtime import TaskServer, WorkerServer  # noqa: E402
-from mylib.distribute.coordinator import ClusterCoordinator
-from mylib.core.gradients import IndexedSlices, indexed_slices_to_dense
-from mylib.core.ops import array_ops
-from mylib.core.graph_io import graph_to_graph_def
-from mylib.runtime.keras_session import get_session
-from mylib.core import dtypes as _dtypes
-from mylib.core.tensor_shape import as_shape
-from mylib.distribute.cluster_resolver import SimpleClusterResolver
-from mylib.core.op_registry import convert_to_tensor
-from mylib.distribute import ps_runtime
+from mylib.distribute.coordinator import ClusterCoordinator  # noqa: E402 - imports this module
+from mylib.distribute.cluster_resolver import SimpleClusterResolver  # noqa: E402
+from mylib.distribute import ps_runtime  # noqa: E402
 
 
 class _PSActor(TaskServer):

@@ -229,10 +229,11 @@ class ShardedVariable:
 
     # --- writes ---
     def _split(self, value):
+        from mylib.core.ops import indexing_ops
 
         value = convert_to_tensor(value, dtype_hint=self._dtype)
         rows = [v.shape.as_list()[0] for v in self.variables]
-        return [array_ops.strided_slice(value, [o], [o + r], [1])
+        return [indexing_ops.strided_slice(value, [o], [o + r], [1])
                 for o, r in zip(self._offsets, rows)]
 
     def _update(self, method, value, read_value, name):

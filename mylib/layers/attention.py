@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.layers import initializers, regularizers
 from mylib.layers.base import Layer, get_mask
 from mylib import nn
@@ -144,7 +144,7 @@ class MultiHeadAttention(Layer):
         if training and self.dropout > 0:
             dropped = nn.dropout(probs, rate=self.dropout, seed=self.seed)
         heads = math_ops.matmul(dropped, v)  # [B, H, T, Dv]
-        out = math_ops.reduce_sum(math_ops.matmul(heads, self.output_kernel), axis=1)
+        out = reduction_ops.reduce_sum(math_ops.matmul(heads, self.output_kernel), axis=1)
         if self.output_bias is not None:
             out = out + self.output_bias
         if return_attention_scores:
@@ -166,11 +166,11 @@ class MultiHeadAttention(Layer):
         if attention_mask is not None:
             am = attention_mask
             parts.append(am if am.dtype.name == "bool" else math_ops.not_equal(
-                am, array_ops.zeros_like(am)))
+                am, constant_ops.zeros_like(am)))
         if use_causal_mask:
-            ones = array_ops.ones_like(scores[0, 0])  # [T, S]
-            row = math_ops.cumsum(ones, axis=0)
-            col = math_ops.cumsum(ones, axis=1)
+            ones = constant_ops.ones_like(scores[0, 0])  # [T, S]
+            row = reduction_ops.cumsum(ones, axis=0)
+            col = reduction_ops.cumsum(ones, axis=1)
             parts.append(array_ops.expand_dims(math_ops.greater_equal(row, col), 0))
         if not parts:
             return None

@@ -7,7 +7,7 @@ A constraint is called as ``constraint(w) -> Tensor`` on the variable's new valu
 
 from __future__ import annotations
 
-from mylib.core.ops import math_ops
+from mylib.core.ops import math_ops, reduction_ops
 
 _EPS = 1e-7  # Keras's backend.epsilon()
 
@@ -29,7 +29,7 @@ class Constraint:
 
 
 def _norms(w, axis):
-    return math_ops.sqrt(math_ops.reduce_sum(math_ops.square(w), axis=axis, keepdims=True))
+    return math_ops.sqrt(reduction_ops.reduce_sum(math_ops.square(w), axis=axis, keepdims=True))
 
 
 class MaxNorm(Constraint):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops
 from mylib.layers import activations, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib import nn
@@ -143,7 +143,7 @@ def _dynamic_shape(x, dims):
     if all(d is not None for d in dims):
         return dims
     s = array_ops.shape(x)
-    parts = [s[i:i + 1] if d is None else array_ops.constant([d], dtype="int32")
+    parts = [s[i:i + 1] if d is None else constant_ops.constant([d], dtype="int32")
              for i, d in enumerate(dims)]
     return array_ops.concat(parts, axis=0)
 

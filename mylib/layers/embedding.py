@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from mylib.core.compat_args import warn_ignored
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import math_ops
+from mylib.core.ops import constant_ops
 from mylib.layers import initializers, regularizers
 from mylib.layers.base import Layer
 from mylib.core.ops.embedding_ops import embedding_lookup
@@ -63,7 +64,7 @@ class Embedding(Layer):
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
             return None
-        return math_ops.not_equal(inputs, array_ops.zeros_like(inputs))
+        return math_ops.not_equal(inputs, constant_ops.zeros_like(inputs))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)

@@ -15,7 +15,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib.core.ops import random_ops
 from mylib import random
-from mylib.core.ops import array_ops
+from mylib.core.ops import constant_ops
 
 
 class Initializer:
@@ -46,14 +46,12 @@ def _dt(dtype):
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None):
-
-        return array_ops.zeros(list(shape), dtype=_dt(dtype))
+        return constant_ops.zeros(list(shape), dtype=_dt(dtype))
 
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None):
-
-        return array_ops.ones(list(shape), dtype=_dt(dtype))
+        return constant_ops.ones(list(shape), dtype=_dt(dtype))
 
 
 class Constant(Initializer):
@@ -61,10 +59,9 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-
         dt = _dt(dtype)
         v = np.asarray(self.value, dtype=dt.np)
-        return array_ops.constant(np.broadcast_to(v, tuple(shape)).copy(), dtype=dt)
+        return constant_ops.constant(np.broadcast_to(v, tuple(shape)).copy(), dtype=dt)
 
     def get_config(self):
         return {"value": self.value if np.ndim(self.value) == 0 else np.asarray(self.value).tolist()}

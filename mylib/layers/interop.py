@@ -28,8 +28,8 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import OpDef
-from mylib.core.ops import array_ops
 from mylib.layers import registration
+from mylib.core.ops import constant_ops
 from mylib.layers.base import Layer, flatten
 
 # ---------------------------------------------------------------- module registry
@@ -226,7 +226,7 @@ class FlaxLayer(Layer):
             name = _path_name(path)
             self._params.append(self.add_weight(
                 name=name, shape=value.shape, dtype=dt, trainable=trainable,
-                initializer=lambda shape, dtype, value=value: array_ops.constant(
+                initializer=lambda shape, dtype, value=value: constant_ops.constant(
                     value.astype(_dtypes.as_dtype(dtype).np))))
         entry.out_treedef = jax.tree_util.tree_structure(
             jax.eval_shape(apply, [jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype)

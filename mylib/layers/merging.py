@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.layers.base import Layer, _fmt_shape
 from mylib import nn
 
@@ -61,7 +61,7 @@ class _Merge(Layer):
         if mask is None or all(m is None for m in mask):
             return None
         ms = [array_ops.expand_dims(m, 0) for m in mask if m is not None]
-        return math_ops.reduce_all(array_ops.concat(ms, axis=0), axis=0)
+        return reduction_ops.reduce_all(array_ops.concat(ms, axis=0), axis=0)
 
 
 class Add(_Merge):
@@ -161,7 +161,7 @@ class Concatenate(_Merge):
         rank = inputs[0].shape.rank
         if self.axis in (-1, rank - 1):
             # The mask covers all but the last axis: a position is kept if kept anywhere.
-            return math_ops.reduce_any(array_ops.stack(ms, axis=-1), axis=-1)
+            return reduction_ops.reduce_any(array_ops.stack(ms, axis=-1), axis=-1)
         return array_ops.concat(ms, axis=self.axis)
 
     def get_config(self):
@@ -169,7 +169,7 @@ class Concatenate(_Merge):
 
 
 def _ones_mask(x):
-    return math_ops.not_equal(array_ops.ones_like(x[..., 0]), 0)
+    return math_ops.not_equal(constant_ops.ones_like(x[..., 0]), 0)
 
 
 class Dot(_Merge):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, math_ops, nn_ops
+from mylib.core.ops import array_ops, math_ops, nn_ops, reduction_ops
 from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.core import _dynamic_shape
@@ -186,7 +186,7 @@ class LayerNormalization(_AffineNorm):
         x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         b = self._bshape
         if self.rms_scaling:
-            ms = math_ops.reduce_mean(math_ops.square(x), self._axes, keepdims=True)
+            ms = reduction_ops.reduce_mean(math_ops.square(x), self._axes, keepdims=True)
             out = x * math_ops.rsqrt(ms + self.epsilon)
             if self.gamma is not None:
                 out = out * _param(self.gamma, b)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mylib.core.ops import math_ops, nn_ops
+from mylib.core.ops import nn_ops, reduction_ops
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.convolutional import conv_output_length, normalize_data_format, \
     normalize_padding, normalize_tuple, to_channels_first, to_channels_last
@@ -100,7 +100,7 @@ class BaseGlobalPooling(Layer):
             list(range(2, n + 2))
 
     def call(self, inputs):
-        fn = math_ops.reduce_mean if self._mode == "avg" else math_ops.reduce_max
+        fn = reduction_ops.reduce_mean if self._mode == "avg" else reduction_ops.reduce_max
         return fn(inputs, self._axes(), keepdims=self.keepdims)
 
     def compute_output_shape(self, input_shape):

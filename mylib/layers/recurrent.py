@@ -28,6 +28,7 @@ import numpy as np
 
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops, control_flow_ops, math_ops
+from mylib.core.ops import constant_ops
 from mylib.layers import activations, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 
@@ -36,7 +37,7 @@ def _dropout_mask(like, rate, seed):
     """A keep mask like `like` ([batch, n]): 0 or ``1 / (1 - rate)``."""
     from mylib import nn
 
-    return nn.dropout(array_ops.ones_like(like), rate=rate, seed=seed)
+    return nn.dropout(constant_ops.ones_like(like), rate=rate, seed=seed)
 
 
 class _RNN(Layer):
@@ -139,7 +140,7 @@ class _RNN(Layer):
             m = m[::-1] if m is not None else None
 
         if initial_state is None:
-            zero = array_ops.zeros_like(xw[0, :, :self.units])
+            zero = constant_ops.zeros_like(xw[0, :, :self.units])
             states = [zero] * self._state_count
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
@@ -168,7 +169,7 @@ class _RNN(Layer):
         outputs = seqs[0]  # [T, B, units]: the output of each step is the state h
         if m is not None and self.zero_output_for_mask:
             outputs = array_ops.where(array_ops.expand_dims(m, 2), outputs,
-                                      array_ops.zeros_like(outputs))
+                                      constant_ops.zeros_like(outputs))
         last = outputs[-1]
         final = [s[-1] for s in seqs]
         output = array_ops.transpose(outputs, [1, 0, 2]) if self.return_sequences else last

@@ -22,15 +22,15 @@ class L1L2(Regularizer):
         self.l1, self.l2 = float(l1), float(l2)
 
     def __call__(self, x):
-        from mylib.core.ops import math_ops
+        from mylib.core.ops import math_ops, reduction_ops
 
         terms = []
         if self.l1:
-            terms.append(self.l1 * math_ops.reduce_sum(math_ops.abs(x)))
+            terms.append(self.l1 * reduction_ops.reduce_sum(math_ops.abs(x)))
         if self.l2:
-            terms.append(self.l2 * math_ops.reduce_sum(math_ops.square(x)))
+            terms.append(self.l2 * reduction_ops.reduce_sum(math_ops.square(x)))
         if not terms:
-            return math_ops.reduce_sum(x * 0.0)
+            return reduction_ops.reduce_sum(x * 0.0)
         return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
     def get_config(self):

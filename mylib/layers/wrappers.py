@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops
+from mylib.core.ops import constant_ops
 from mylib.layers.base import InputSpec, Layer
 from mylib import layers as L
 
@@ -154,7 +155,7 @@ class TimeDistributed(Layer):
             return array_ops.reshape(y, [-1, shape[1]] + out_inner)
         s = array_ops.shape(inputs)[:2]
         tail = array_ops.shape(y)[1:] if None in out_inner else \
-            array_ops.constant(out_inner, dtype="int32")
+            constant_ops.constant(out_inner, dtype="int32")
         return array_ops.reshape(y, array_ops.concat([s, tail], axis=0))
 
     def compute_output_shape(self, input_shape):

@@ -26,7 +26,7 @@ from mylib.core import dtypes as _dtypes
 from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.gradients import gradients
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.runtime import keras_session as backend
 from mylib.runtime.policy import get_policy
 from mylib.layers.base import Input, InputLayer, Layer, collect_call_effects, flatten, \
@@ -553,8 +553,8 @@ class Model(GraphNetworkMixin, Layer):
                     sw = array_ops.placeholder("float32", [None] * sw_ndim,
                                                name="sample_weight")
                 else:  # ones, [batch]: no per-step host-to-device copy of weights
-                    sw = array_ops.fill(array_ops.shape(targets[0])[:1],
-                                        array_ops.constant(1.0, dtype="float32"))
+                    sw = constant_ops.fill(array_ops.shape(targets[0])[:1],
+                                        constant_ops.constant(1.0, dtype="float32"))
                 batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
                 out_losses, updates = [], []
                 aligned = []
@@ -567,8 +567,8 @@ class Model(GraphNetworkMixin, Layer):
                         out_losses.append(None)
                         continue
                     per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None)
-                    out_losses.append(math_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
-                                      else math_ops.reduce_sum(per) / batch)
+                    out_losses.append(reduction_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
+                                      else reduction_ops.reduce_sum(per) / batch)
                 terms = [l * w if w != 1.0 else l for l, w in zip(out_losses, tr["loss_weights"])
                          if l is not None]
                 reg = self.losses if fx is None else self._weight_losses() + fx.losses
@@ -1310,7 +1310,7 @@ def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     if element_weights is not None:
         per = per * element_weights
     if per.shape.rank is not None and per.shape.rank > 1:
-        per = math_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
+        per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:
         raise ValueError(f"The loss {loss_fn!r} returned a scalar; losses used by compile "
                          "must return one value per sample.")

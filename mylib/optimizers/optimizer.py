@@ -18,7 +18,7 @@ from mylib.core.compat_args import init_arg_names, unrecognized_kwargs
 from mylib.core.gradients import IndexedSlices, gradients, indexed_slices_to_dense
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
-from mylib.core.ops import array_ops, state_ops, training_ops
+from mylib.core.ops import array_ops, constant_ops, state_ops, training_ops
 from mylib.core.variables import Variable
 from mylib.runtime.policy import get_policy
 
@@ -124,13 +124,13 @@ class Optimizer:
                 contextlib.nullcontext()
             with g.as_default(), place:
                 self._iterations = self._make_variable(
-                    "iterations", array_ops.constant(0, dtype=_dtypes.int64), _dtypes.int64)
+                    "iterations", constant_ops.constant(0, dtype=_dtypes.int64), _dtypes.int64)
                 if callable(self._learning_rate):
                     self._schedule_id = training_ops.register_schedule(self._learning_rate)
                 else:
                     self._lr_var = self._make_variable(
                         "learning_rate",
-                        array_ops.constant(self._learning_rate, dtype=_dtypes.float32),
+                        constant_ops.constant(self._learning_rate, dtype=_dtypes.float32),
                         _dtypes.float32)
 
     @property
@@ -184,9 +184,9 @@ class Optimizer:
                 def initial(init=init, dt=dt):
                     if isinstance(init, tuple):
                         value, shp, _ = init
-                        return array_ops.fill(list(shp),
-                                              array_ops.constant(value.item(), dtype=dt))
-                    return array_ops.constant(init, dtype=dt)
+                        return constant_ops.fill(list(shp),
+                                              constant_ops.constant(value.item(), dtype=dt))
+                    return constant_ops.constant(init, dtype=dt)
 
                 slot = self._make_variable(leaf_name if skey is not None else
                                            f"{var._name}/{leaf_name}", initial, dt)
@@ -318,7 +318,7 @@ class Optimizer:
                         weight_decay=self.weight_decay))
             with graph.control_dependencies(apply_ops):
                 inc = state_ops.assign_add_variable_op(
-                    self._iterations.handle, array_ops.constant(1, dtype=_dtypes.int64))
+                    self._iterations.handle, constant_ops.constant(1, dtype=_dtypes.int64))
             apply_op = array_ops.group(*apply_ops, inc, name="apply_updates")
             after = []
             with graph.control_dependencies([apply_op]):
@@ -326,7 +326,7 @@ class Optimizer:
                     if getattr(v, "constraint", None) is not None:
                         after.append(v.assign(v.constraint(v.value()), read_value=False))
                 if global_step is not None:
-                    one = array_ops.constant(1, dtype=global_step.dtype)
+                    one = constant_ops.constant(1, dtype=global_step.dtype)
                     after.append(state_ops.assign_add_variable_op(global_step.handle, one))
             if not after:
                 return apply_op

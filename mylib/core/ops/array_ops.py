@@ -1,15 +1,17 @@
-"""Array ops: constants, placeholders, identity, shapes, reshaping, filling.
+"""Array ops: placeholders, identity and grouping, shapes and reshaping, joining and
+splitting (`concat`, `stack`, `split`), axis moves (`transpose`, `expand_dims`,
+`squeeze`), tiling, padding, broadcasting, and element-wise selection (`where`).
 
-Shape-like arguments (``reshape``'s shape, ``fill``'s dims) may be tensors: XLA needs
-them static, so they must be computable when the step is compiled (constants, `shape`
-of a tensor, arithmetic on those); a fed shape tensor raises InvalidArgumentError.
+Shape-like arguments (``reshape``'s shape, ``tile``'s multiples) may be tensors: XLA needs
+them static, so they must be computable when the step is compiled (constants, `shape` of
+a tensor, arithmetic on those); a fed shape tensor raises InvalidArgumentError.
+Constants and fills are in `constant_ops`, slicing, gathers and one-hot in `indexing_ops`.
 """
 
 from __future__ import annotations
 
 import builtins as _b
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -20,127 +22,13 @@ from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
-from mylib.core.tensor_shape import TensorShape, as_shape
+from mylib.core.ops.constant_ops import _static_ints, constant_value, zeros_like
+from mylib.core.tensor_shape import TensorShape, as_shape, broadcast_shapes
 
-
-def _static_ints(value, what):
-    try:
-        arr = np.asarray(value)
-    except Exception:  # noqa: BLE001 - a tracer
-        arr = None
-    if arr is None or arr.dtype == object:
-        raise errors.InvalidArgumentError(
-            f"{what} must be known when the step is compiled (a constant or a shape), "
-            "not a fed or computed-at-run-time tensor")
-    return tuple(int(d) for d in arr.reshape(-1))
-
-
-# ---------------------------------------------------------------- Const
-def _const_kernel(*, value, dtype):
-    # numpy, not jnp: a constant stays concrete while the step is traced, so shape-like
-    # values (reshape's shape, shape arithmetic) are static for XLA.
-    return np.asarray(value)
-
-
-Const = OpDef("Const", kernel=_const_kernel)
-
-
-@Const.shape_fn
-def _const_shape(*, value, dtype):
-    return TensorSpec(np.shape(value), dtype)
-
-
-NotDifferentiable("Const")
-
-
-def _python_dtype(value):
-    """TensorFlow's defaults: Python float -> float32, int -> int32 (int64 if large)."""
-    if isinstance(value, bool):
-        return _dtypes.bool_
-    if isinstance(value, int):
-        return _dtypes.int32 if -2**31 <= value < 2**31 else _dtypes.int64
-    if isinstance(value, float):
-        return _dtypes.float32
-    if isinstance(value, complex):
-        return _dtypes.complex64
-    if isinstance(value, (list, tuple)):
-        flat = np.asarray(value, dtype=object).reshape(-1)
-        if flat.size == 0:
-            return _dtypes.float32
-        kinds = {_python_dtype(v.item() if isinstance(v, np.generic) else v) for v in flat
-                 if not isinstance(v, np.ndarray)}
-        for order in (_dtypes.complex64, _dtypes.float32, _dtypes.int64, _dtypes.int32,
-                      _dtypes.bool_):
-            if order in kinds:
-                return order
-        return _dtypes.as_dtype(np.asarray(value).dtype)
-    return None
-
-
-def constant(value, dtype=None, shape=None, name="Const", _dtype_hint=None):
-    """A constant tensor.
-
-    Args:
-      value: Python scalar, nested list, numpy or JAX array.
-      dtype: optional `DType`; Python values default to float32/int32 as in TensorFlow,
-        numpy arrays keep their dtype.
-      shape: optional shape to broadcast or reshape `value` to.
-    Returns:
-      `Tensor` of `value`'s shape (or `shape`).
-    Raises:
-      TypeError: if `value` cannot be represented exactly in `dtype` (e.g. 1.5 as int32).
-    """
-    if dtype is not None:
-        dt = _dtypes.as_dtype(dtype)
-    else:
-        dt = None
-        if not isinstance(value, (np.ndarray, np.generic)) and not hasattr(value, "__jax_array__") \
-                and not hasattr(value, "dtype"):
-            pd = _python_dtype(value)
-            if _dtype_hint is not None and pd is not None:
-                hint = _dtypes.as_dtype(_dtype_hint)
-                # A Python number adopts the other operand's dtype (x + 1.0, x * 2).
-                if not (pd.is_floating and hint.is_integer) and not (pd.is_complex and not hint.is_complex):
-                    pd = hint
-            dt = pd
-        if dt is None:
-            dt = _dtypes.as_dtype(np.asarray(value).dtype)
-    arr = np.asarray(value)
-    if arr.dtype == object:
-        raise TypeError(f"Cannot convert {value!r} to a tensor")
-    if dt.is_integer and arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}: "
-                            "the value is not an integer")
-    if dt.is_integer and arr.dtype.kind in "iu" and arr.size:
-        if arr.min() < dt.min or arr.max() > dt.max:
-            raise TypeError(f"Value {value!r} is out of range for dtype {dt.name}")
-    arr = arr.astype(dt.np)
-    if shape is not None:
-        shape = tuple(as_shape(shape).as_list())
-        if arr.size == 1:
-            arr = np.broadcast_to(arr.reshape(()), shape).copy()
-        elif arr.size == int(np.prod(shape)):
-            arr = arr.reshape(shape)
-        else:
-            raise TypeError(f"Expected {int(np.prod(shape))} values for shape {shape}, got {arr.size}")
-    return Const(value=arr, dtype=dt.name, name=name)
-
-
-def constant_value(tensor):
-    """The value of `tensor` as numpy if it is known when the graph is built, else None."""
-    op = tensor.op
-    if op.type == "Const":
-        return op.attrs["value"]
-    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-        return np.array(op.inputs[0].shape.as_list(), dtype=tensor.dtype.np)
-    if op.type == "Pack":
-        vals = [constant_value(t) for t in op.inputs]
-        if all(v is not None for v in vals):
-            return np.stack(vals, axis=op.attrs.get("axis", 0))
-    if op.type == "Identity":
-        return constant_value(op.inputs[0])
-    return None
+__all__ = ["placeholder", "placeholder_with_default", "identity", "stop_gradient", "no_op",
+           "group", "shape", "reshape", "concat", "stack", "unstack", "split", "transpose",
+           "matrix_transpose", "expand_dims", "squeeze", "tile", "pad", "broadcast_to", "size",
+           "rank", "where", "where_v2", "select", "select_v2"]
 
 
 # ---------------------------------------------------------------- Placeholder
@@ -330,78 +218,6 @@ def reshape(tensor, shape, name=None):
 @RegisterGradient("Reshape")
 def _reshape_grad(op, grad):
     return [reshape(grad, shape(op.inputs[0])), None]
-
-
-# ---------------------------------------------------------------- fill
-def _fill_kernel(dims, value):
-    return jnp.full(_static_ints(dims, "Fill's dims"), value)
-
-
-Fill = OpDef("Fill", kernel=_fill_kernel)
-
-
-@Fill.shape_fn
-def _fill_shape(dims, value):
-    n = dims.shape[0] if dims.shape.rank else None
-    return TensorSpec(TensorShape(None) if n is None else [None] * n, value.dtype)
-
-
-@RegisterGradient("Fill")
-def _fill_grad(op, grad):
-    from mylib.core.ops.math_ops import reduce_sum
-
-    return [None, reduce_sum(grad)]
-
-
-def fill(dims, value, name=None):
-    """A tensor of shape `dims` filled with scalar `value`."""
-    d = convert_to_tensor(dims, dtype_hint=_dtypes.int32)
-    v = convert_to_tensor(value)
-    out = Fill(d, v, name=name)
-    cv = constant_value(d)
-    if cv is not None:
-        out._shape = TensorShape([int(x) for x in np.asarray(cv).reshape(-1)])
-    return out
-
-
-def zeros(shape, dtype=_dtypes.float32, name=None):
-    """A tensor of zeros. `shape` is a list or a 1-D int tensor."""
-    dt = _dtypes.as_dtype(dtype)
-    return fill(shape, constant(0, dtype=dt), name=name)
-
-
-def ones(shape, dtype=_dtypes.float32, name=None):
-    """A tensor of ones. `shape` is a list or a 1-D int tensor."""
-    dt = _dtypes.as_dtype(dtype)
-    return fill(shape, constant(1, dtype=dt), name=name)
-
-
-ZerosLike = OpDef("ZerosLike", kernel=jnp.zeros_like, shape_fn=_shape_rules.unary)
-OnesLike = OpDef("OnesLike", kernel=jnp.ones_like, shape_fn=_shape_rules.unary)
-NotDifferentiable("ZerosLike")
-NotDifferentiable("OnesLike")
-
-
-def zeros_like(tensor, dtype=None, name=None):
-    """Zeros with the shape (and dtype, unless given) of `tensor`."""
-    t = convert_to_tensor(tensor)
-    out = ZerosLike(t, name=name)
-    if dtype is not None and _dtypes.as_dtype(dtype) != t.dtype:
-        from mylib.core.ops.math_ops import cast
-
-        out = cast(out, dtype)
-    return out
-
-
-def ones_like(tensor, dtype=None, name=None):
-    """Ones with the shape (and dtype, unless given) of `tensor`."""
-    t = convert_to_tensor(tensor)
-    out = OnesLike(t, name=name)
-    if dtype is not None and _dtypes.as_dtype(dtype) != t.dtype:
-        from mylib.core.ops.math_ops import cast
-
-        out = cast(out, dtype)
-    return out
 
 
 # ---------------------------------------------------------------- broadcast gradient helpers
@@ -862,276 +678,6 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     return Squeeze(convert_to_tensor(input), squeeze_dims=dims, name=name)
 
 
-# ---------------------------------------------------------------- Slice / StridedSlice
-def _slice_kernel(x, *, begin, size):
-    idx = tuple(_b.slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
-    return x[idx]
-
-
-Slice = OpDef("Slice", kernel=_slice_kernel)
-
-
-@Slice.shape_fn
-def _slice_shape(x, *, begin, size):
-    if x.shape.rank is None:
-        return TensorSpec([None if s == -1 else s for s in size], x.dtype)
-    dims = x.shape.as_list()
-    if len(begin) != len(dims) or len(size) != len(dims):
-        raise errors.InvalidArgumentError(
-            f"begin {list(begin)} and size {list(size)} need length {len(dims)} for {x.shape}")
-    out = []
-    for d, b, s in zip(dims, begin, size):
-        if s == -1:
-            out.append(None if d is None else d - b)
-        else:
-            if d is not None and (b < 0 or b + s > d):
-                raise errors.InvalidArgumentError(
-                    f"slice begin {list(begin)} size {list(size)} is out of bounds for {x.shape}")
-            out.append(s)
-    return TensorSpec(out, x.dtype)
-
-
-def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
-    """Extracts `input_[begin[i] : begin[i] + size[i]]` on every axis (size -1: to the end).
-
-    Raises:
-      InvalidArgumentError: if the slice is out of bounds.
-    """
-    return Slice(convert_to_tensor(input_), begin=_int_tuple(begin, "begin"),
-                 size=_int_tuple(size, "size"), name=name)
-
-
-def _strided_slice_kernel(x, *dyn, spec):
-    idx = []
-    for item in spec:
-        kind = item[0]
-        if kind == "int":
-            idx.append(item[1])
-        elif kind == "slice":
-            idx.append(_b.slice(item[1], item[2], item[3]))
-        elif kind == "newaxis":
-            idx.append(None)
-        elif kind == "ellipsis":
-            idx.append(Ellipsis)
-        else:  # "tensor": a scalar index fed in as an input
-            idx.append(dyn[item[1]])
-    if _is_static(x, *dyn):
-        return np.asarray(x[tuple(idx)])
-    return jnp.asarray(x)[tuple(idx)]
-
-
-StridedSlice = OpDef("StridedSlice", kernel=_strided_slice_kernel)
-
-
-@StridedSlice.shape_fn
-def _strided_slice_shape(x, *dyn, spec):
-    for d in dyn:
-        if d.shape.rank not in (0, None) or not (d.dtype.is_integer):
-            raise errors.InvalidArgumentError(
-                f"a tensor index must be an integer scalar, got {d.dtype.name} {d.shape}")
-    consumed = sum(1 for it in spec if it[0] in ("int", "slice", "tensor"))
-    if x.shape.rank is None:
-        return TensorSpec(TensorShape(None), x.dtype)
-    dims = x.shape.as_list()
-    if consumed > len(dims):
-        raise errors.InvalidArgumentError(
-            f"too many indices ({consumed}) for shape {x.shape}")
-    n_ell = sum(1 for it in spec if it[0] == "ellipsis")
-    if n_ell > 1:
-        raise errors.InvalidArgumentError("an index can only have a single ellipsis")
-    items = list(spec)
-    if n_ell == 0:
-        items.append(("ellipsis",))
-    out, i = [], 0
-    for it in items:
-        kind = it[0]
-        if kind == "newaxis":
-            out.append(1)
-        elif kind == "ellipsis":
-            k = len(dims) - consumed
-            out.extend(dims[i:i + k])
-            i += k
-        elif kind in ("int", "tensor"):
-            d = dims[i]
-            if kind == "int" and d is not None and not -d <= it[1] < d:
-                raise errors.InvalidArgumentError(
-                    f"index {it[1]} is out of bounds for axis {i} with size {d}")
-            i += 1
-        else:
-            d = dims[i]
-            out.append(None if d is None else len(_b.range(*_b.slice(*it[1:]).indices(d))))
-            i += 1
-    return TensorSpec(out, x.dtype)
-
-
-def _index_spec(key):
-    """Turns a Python index into a static spec plus the tensors it names."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    spec, dyn = [], []
-    for k in key:
-        if k is None:
-            spec.append(("newaxis",))
-        elif k is Ellipsis:
-            spec.append(("ellipsis",))
-        elif isinstance(k, _b.slice):
-            parts = []
-            for v in (k.start, k.stop, k.step):
-                if v is not None and not isinstance(v, (int, np.integer)):
-                    v = _axis_int(v, "a slice bound")
-                parts.append(None if v is None else int(v))
-            if parts[2] == 0:
-                raise ValueError("slice step cannot be zero")
-            spec.append(("slice", *parts))
-        elif isinstance(k, (bool, np.bool_)):
-            raise TypeError("Boolean indices are not supported; use ml.boolean_mask")
-        elif isinstance(k, (int, np.integer)):
-            spec.append(("int", int(k)))
-        elif hasattr(k, "op") or hasattr(k, "_as_tensor"):
-            t = convert_to_tensor(k)
-            cv = constant_value(t)
-            if cv is not None and np.ndim(cv) == 0:
-                spec.append(("int", int(cv)))
-            else:
-                spec.append(("tensor", len(dyn)))
-                dyn.append(t)
-        else:
-            raise TypeError(
-                f"Only integers, slices, Ellipsis, None (newaxis) and scalar integer tensors "
-                f"are valid indices, got {k!r}")
-    return tuple(spec), dyn
-
-
-def _getitem(tensor, key):
-    """`tensor[key]`: ints, slices with steps, negative indices, `...`, None, and scalar
-    integer tensors (dynamic positions)."""
-    spec, dyn = _index_spec(key)
-    return StridedSlice(convert_to_tensor(tensor), *dyn, spec=spec, name="strided_slice")
-
-
-def strided_slice(input_, begin, end, strides=None, name=None):
-    """`input_[begin[0]:end[0]:strides[0], ...]` (no masks; use `t[...]` for more)."""
-    begin, end = _int_tuple(begin, "begin"), _int_tuple(end, "end")
-    strides = (1,) * len(begin) if strides is None else _int_tuple(strides, "strides")
-    spec = tuple(("slice", b, e, s) for b, e, s in zip(begin, end, strides))
-    return StridedSlice(convert_to_tensor(input_), spec=spec, name=name)
-
-
-from mylib.core.graph import Tensor as _Tensor  # noqa: E402
-
-_Tensor._overload_operator("__getitem__", _getitem)
-
-
-# ---------------------------------------------------------------- GatherV2 / GatherNd
-def _gather_kernel(params, indices, *, axis=0, batch_dims=0):
-    if _is_static(params, indices):
-        return np.take(params, indices, axis=axis)
-    if batch_dims:
-        fn = lambda p, i: jnp.take(p, i, axis=axis - batch_dims)  # noqa: E731
-        for _ in _b.range(batch_dims):
-            fn = jax.vmap(fn)
-        return fn(params, indices)
-    return jnp.take(params, indices, axis=axis)
-
-
-GatherV2 = OpDef("GatherV2", kernel=_gather_kernel)
-
-
-@GatherV2.shape_fn
-def _gather_shape(params, indices, *, axis=0, batch_dims=0):
-    if not indices.dtype.is_integer:
-        raise errors.InvalidArgumentError(f"indices must be int32 or int64, got {indices.dtype.name}")
-    if params.shape.rank is None or indices.shape.rank is None:
-        return TensorSpec(TensorShape(None), params.dtype)
-    p, i = params.shape.as_list(), indices.shape.as_list()
-    ax = _shape_rules.normalize_axis(axis, len(p))
-    return TensorSpec(p[:ax] + i[batch_dims:] + p[ax + 1:], params.dtype)
-
-
-@RegisterGradient("GatherV2")
-def _gather_grad(op, grad):
-    params, indices = op.inputs
-    if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0):
-        from mylib.core.gradients import _generic_vjp
-
-        return _generic_vjp(op, [grad])
-    # Sparse, as TensorFlow: only the gathered rows get gradient.
-    from mylib.core.gradients import IndexedSlices
-
-    p = params.shape
-    if p.rank is not None and p.is_fully_defined():
-        dense_shape = constant(p.as_list(), dtype=_dtypes.int32)
-    else:
-        dense_shape = shape(params)
-    if p.rank is not None and None not in p.as_list()[1:]:
-        values = reshape(grad, [-1] + p.as_list()[1:])
-    else:
-        values = reshape(grad, concat([[-1], shape(params)[1:]], axis=0))
-    return [IndexedSlices(values, reshape(indices, [-1]), dense_shape), None]
-
-
-def gather(params, indices, axis=None, batch_dims=0, name=None):
-    """Gathers slices of `params` along `axis` at `indices` (TF's "GatherV2").
-
-    Args:
-      params: `Tensor` [..., n, ...] (a `Variable` reads its value).
-      indices: int32/int64 `Tensor` of any shape, values in [0, n).
-      axis: int, default 0.
-      batch_dims: leading dims shared by params and indices.
-    Returns:
-      `Tensor` `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`.
-      Its gradient w.r.t. `params` (axis 0) is an `IndexedSlices`.
-    Raises:
-      InvalidArgumentError: if indices are not integers.
-    """
-    p = convert_to_tensor(params)
-    i = convert_to_tensor(indices, dtype_hint=_dtypes.int32)
-    ax = 0 if axis is None else _axis_int(axis)
-    if p.shape.rank is not None and ax < 0:
-        ax += p.shape.rank
-    attrs = {"axis": ax}
-    if batch_dims:
-        attrs["batch_dims"] = int(batch_dims)
-    return GatherV2(p, i, name=name, **attrs)
-
-
-def _gather_nd_kernel(params, indices):
-    if _is_static(params, indices):
-        return np.asarray(params[tuple(np.moveaxis(indices, -1, 0))])
-    # A constant (numpy) `params` cannot be indexed by traced indices: lift it first.
-    idx = tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
-    return jnp.asarray(params)[idx]
-
-
-GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel)
-
-
-@GatherNd.shape_fn
-def _gather_nd_shape(params, indices):
-    if params.shape.rank is None or indices.shape.rank is None:
-        return TensorSpec(TensorShape(None), params.dtype)
-    i = indices.shape.as_list()
-    if i[-1] is None:
-        return TensorSpec(TensorShape(None), params.dtype)
-    if i[-1] > params.shape.rank:
-        raise errors.InvalidArgumentError(
-            f"index depth {i[-1]} exceeds the rank of params {params.shape}")
-    return TensorSpec(i[:-1] + params.shape.as_list()[i[-1]:], params.dtype)
-
-
-def gather_nd(params, indices, name=None):
-    """Gathers `params[indices[..., 0], indices[..., 1], ...]`.
-
-    Args:
-      params: `Tensor` of rank P.
-      indices: int `Tensor` [..., k], k <= P.
-    Returns:
-      `Tensor` `indices.shape[:-1] + params.shape[k:]`.
-    """
-    return GatherNd(convert_to_tensor(params), convert_to_tensor(indices, dtype_hint=_dtypes.int32),
-                    name=name)
-
-
 # ---------------------------------------------------------------- Tile, Pad, BroadcastTo
 def _tile_kernel(x, *, multiples):
     return jnp.tile(x, multiples)
@@ -1220,8 +766,6 @@ BroadcastTo = OpDef("BroadcastTo", kernel=lambda x, *, shape: jnp.broadcast_to(x
 
 @BroadcastTo.shape_fn
 def _broadcast_to_shape(x, *, shape):
-    from mylib.core.tensor_shape import broadcast_shapes
-
     try:
         out = broadcast_shapes(x.shape, TensorShape(shape))
     except ValueError:
@@ -1242,65 +786,7 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     return BroadcastTo(convert_to_tensor(input), shape=_int_tuple(shape, "shape"), name=name)
 
 
-# ---------------------------------------------------------------- OneHot, Size, Rank
-def _one_hot_kernel(indices, *, depth, on_value, off_value, axis, dtype):
-    dt = _dtypes.as_dtype(dtype).np
-    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
-    return jnp.where(hot, jnp.asarray(on_value, dt), jnp.asarray(off_value, dt))
-
-
-OneHot = OpDef("OneHot", kernel=_one_hot_kernel)
-NotDifferentiable("OneHot")
-
-
-@OneHot.shape_fn
-def _one_hot_shape(indices, *, depth, on_value, off_value, axis, dtype):
-    if not indices.dtype.is_integer:
-        raise errors.InvalidArgumentError(f"indices must be integers, got {indices.dtype.name}")
-    if indices.shape.rank is None:
-        return TensorSpec(TensorShape(None), dtype)
-    dims = indices.shape.as_list()
-    ax = len(dims) if axis == -1 else axis
-    return TensorSpec(dims[:ax] + [depth] + dims[ax:], dtype)
-
-
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """One-hot encoding: `on_value` where `indices == j` along a new axis of size `depth`.
-
-    Out-of-range (e.g. negative) indices give an all-`off_value` row, as in TensorFlow.
-
-    Args:
-      indices: int `Tensor` [...].
-      depth: int.
-      axis: where the new axis goes (default -1, last).
-      dtype: output dtype (default float32, or that of `on_value`).
-    Returns:
-      `Tensor` [..., depth] (for axis=-1).
-    """
-    tensors = [v for v in (on_value, off_value) if hasattr(v, "op") or hasattr(v, "_as_tensor")]
-    if dtype is None and tensors:
-        dtype = convert_to_tensor(tensors[0]).dtype  # TF: the dtype of on/off_value
-    dt = _dtypes.as_dtype(dtype) if dtype is not None else (
-        _python_dtype(on_value) if isinstance(on_value, (int, float)) and
-        not isinstance(on_value, bool) else _dtypes.float32)
-    on = 1 if on_value is None else on_value
-    off = 0 if off_value is None else off_value
-    if tensors:
-        vals = [constant_value(convert_to_tensor(v, dtype_hint=dt))
-                if hasattr(v, "op") or hasattr(v, "_as_tensor") else v for v in (on, off)]
-        if any(v is None for v in vals):
-            # Values known only when the step runs (TF accepts scalar tensors here).
-            hot = OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32),
-                         depth=_axis_int(depth), on_value=True, off_value=False,
-                         axis=-1 if axis is None else int(axis), dtype="bool")
-            return where(hot, convert_to_tensor(on, dtype=dt), convert_to_tensor(off, dtype=dt),
-                         name=name)
-        on, off = vals
-    return OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), depth=_axis_int(depth),
-                  on_value=np.asarray(on).item(), off_value=np.asarray(off).item(),
-                  axis=-1 if axis is None else int(axis), dtype=dt.name, name=name)
-
-
+# ---------------------------------------------------------------- Size, Rank
 Size = OpDef("Size", kernel=lambda x, *, out_type: np.asarray(
     int(np.prod(x.shape)), dtype=_dtypes.as_dtype(out_type).np))
 Rank = OpDef("Rank", kernel=lambda x: np.asarray(x.ndim, dtype=np.int32))
@@ -1338,8 +824,6 @@ SelectV2 = OpDef("SelectV2", kernel=_select_kernel)
 
 @SelectV2.shape_fn
 def _select_shape(c, x, y):
-    from mylib.core.tensor_shape import broadcast_shapes
-
     if not c.dtype.is_bool:
         raise errors.InvalidArgumentError(f"condition must be bool, got {c.dtype.name}")
     if x.dtype != y.dtype:

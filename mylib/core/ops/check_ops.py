@@ -16,6 +16,7 @@ from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec
 from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 
 __all__ = ["check_numerics", "Assert", "assert_equal", "assert_none_equal", "assert_less",
            "assert_less_equal", "assert_greater", "assert_greater_equal", "assert_positive",
@@ -119,13 +120,11 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
 
 
 def _binary_assert(fn_name, sym, cmp, x, y, data, summarize, message, name):
-    from mylib.core.ops import math_ops
-
     x = convert_to_tensor(x)
     y = convert_to_tensor(y, dtype=x.dtype) if not hasattr(y, "dtype") else \
         convert_to_tensor(y)
     with get_default_graph().name_scope(name or fn_name):
-        cond = math_ops.reduce_all(cmp(x, y))
+        cond = reduction_ops.reduce_all(cmp(x, y))
         if data is None:
             data = [f"Condition x {sym} y did not hold element-wise:",
                     f"x (name = {x.name}) = ", x, f"y (name = {y.name}) = ", y]
@@ -135,24 +134,15 @@ def _binary_assert(fn_name, sym, cmp, x, y, data, summarize, message, name):
 
 
 def _unary_assert(fn_name, sym, cmp, x, data, summarize, message, name):
-    from mylib.core.ops import math_ops
-    from mylib.core.ops.array_ops import zeros_like
-
     x = convert_to_tensor(x)
     with get_default_graph().name_scope(name or fn_name):
-        cond = math_ops.reduce_all(cmp(x, zeros_like(x)))
+        cond = reduction_ops.reduce_all(cmp(x, constant_ops.zeros_like(x)))
         if data is None:
             data = [f"Condition x {sym} 0 did not hold element-wise:",
                     f"x (name = {x.name}) = ", x]
         if message is not None:
             data = [str(message)] + list(data)
         return Assert(cond, data, summarize=summarize, name="Assert")
-
-
-def _m():
-    from mylib.core.ops import math_ops
-
-    return math_ops
 
 
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
@@ -162,61 +152,61 @@ def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
       the `Assert` operation; running it raises InvalidArgumentError (with `message`,
       the op's name and its creation line) if any element differs.
     """
-    return _binary_assert("assert_equal", "==", _m().equal, x, y, data, summarize, message,
+    return _binary_assert("assert_equal", "==", math_ops.equal, x, y, data, summarize, message,
                           name)
 
 
 def assert_none_equal(x, y, data=None, summarize=None, message=None, name=None):
     """Checks ``x != y`` for every element."""
-    return _binary_assert("assert_none_equal", "!=", _m().not_equal, x, y, data, summarize,
+    return _binary_assert("assert_none_equal", "!=", math_ops.not_equal, x, y, data, summarize,
                           message, name)
 
 
 def assert_less(x, y, data=None, summarize=None, message=None, name=None):
     """Checks ``x < y`` element-wise."""
-    return _binary_assert("assert_less", "<", _m().less, x, y, data, summarize, message,
+    return _binary_assert("assert_less", "<", math_ops.less, x, y, data, summarize, message,
                           name)
 
 
 def assert_less_equal(x, y, data=None, summarize=None, message=None, name=None):
     """Checks ``x <= y`` element-wise."""
-    return _binary_assert("assert_less_equal", "<=", _m().less_equal, x, y, data, summarize,
+    return _binary_assert("assert_less_equal", "<=", math_ops.less_equal, x, y, data, summarize,
                           message, name)
 
 
 def assert_greater(x, y, data=None, summarize=None, message=None, name=None):
     """Checks ``x > y`` element-wise."""
-    return _binary_assert("assert_greater", ">", _m().greater, x, y, data, summarize,
+    return _binary_assert("assert_greater", ">", math_ops.greater, x, y, data, summarize,
                           message, name)
 
 
 def assert_greater_equal(x, y, data=None, summarize=None, message=None, name=None):
     """Checks ``x >= y`` element-wise."""
-    return _binary_assert("assert_greater_equal", ">=", _m().greater_equal, x, y, data,
+    return _binary_assert("assert_greater_equal", ">=", math_ops.greater_equal, x, y, data,
                           summarize, message, name)
 
 
 def assert_positive(x, data=None, summarize=None, message=None, name=None):
     """Checks ``x > 0`` element-wise."""
-    return _unary_assert("assert_positive", ">", _m().greater, x, data, summarize, message,
+    return _unary_assert("assert_positive", ">", math_ops.greater, x, data, summarize, message,
                          name)
 
 
 def assert_negative(x, data=None, summarize=None, message=None, name=None):
     """Checks ``x < 0`` element-wise."""
-    return _unary_assert("assert_negative", "<", _m().less, x, data, summarize, message,
+    return _unary_assert("assert_negative", "<", math_ops.less, x, data, summarize, message,
                          name)
 
 
 def assert_non_negative(x, data=None, summarize=None, message=None, name=None):
     """Checks ``x >= 0`` element-wise."""
-    return _unary_assert("assert_non_negative", ">=", _m().greater_equal, x, data,
+    return _unary_assert("assert_non_negative", ">=", math_ops.greater_equal, x, data,
                          summarize, message, name)
 
 
 def assert_non_positive(x, data=None, summarize=None, message=None, name=None):
     """Checks ``x <= 0`` element-wise."""
-    return _unary_assert("assert_non_positive", "<=", _m().less_equal, x, data, summarize,
+    return _unary_assert("assert_non_positive", "<=", math_ops.less_equal, x, data, summarize,
                          message, name)
 
 
@@ -231,8 +221,6 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
     Raises:
       ValueError: the static rank differs.
     """
-    from mylib.core.ops import array_ops
-
     x = convert_to_tensor(x)
     if not isinstance(rank, (int, np.integer)):
         raise TypeError(f"assert_rank needs an int rank. Received: rank={rank!r}")
@@ -243,7 +231,7 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
         return array_ops.no_op(name=name or "assert_rank")
     with get_default_graph().name_scope(name or "assert_rank"):
         r = array_ops.rank(x)
-        cond = _m().equal(r, np.int32(rank))
+        cond = math_ops.equal(r, np.int32(rank))
         if data is None:
             data = [f"Tensor {x.name} must have rank {rank}. Received rank: ", r]
         if message is not None:
@@ -254,8 +242,6 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
 def assert_type(tensor, tf_type, message=None, name=None):
     """Checks the static dtype of `tensor` (TypeError at graph construction); returns
     a no-op."""
-    from mylib.core.ops import array_ops
-
     t = convert_to_tensor(tensor)
     want = _dtypes.as_dtype(tf_type)
     if t.dtype != want:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mylib.core.op_registry import convert_to_tensor
-from mylib.core.ops import array_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 
 __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"]
 
@@ -20,9 +20,9 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """Scales `t` so that its L2 norm over `axes` is at most `clip_norm`."""
     t = convert_to_tensor(t)
-    l2sum = math_ops.reduce_sum(t * t, axes, keepdims=True)
+    l2sum = reduction_ops.reduce_sum(t * t, axes, keepdims=True)
     pred = math_ops.greater(l2sum, 0)
-    safe = array_ops.where(pred, l2sum, array_ops.ones_like(l2sum))
+    safe = array_ops.where(pred, l2sum, constant_ops.ones_like(l2sum))
     norm = array_ops.where(pred, math_ops.sqrt(safe), l2sum)
     return math_ops.divide(t * clip_norm, math_ops.maximum(norm, clip_norm), name=name)
 
@@ -39,7 +39,7 @@ def global_norm(t_list, name=None):
 
     parts = [l2_loss(_values(t)) for t in t_list if t is not None]
     if not parts:  # every entry None (no variable gets a gradient): the norm is 0
-        return array_ops.constant(0.0, name=name or "global_norm")
+        return constant_ops.constant(0.0, name=name or "global_norm")
     dt = parts[0].dtype
     parts = [p if p.dtype == dt else math_ops.cast(p, dt) for p in parts]
     return math_ops.sqrt(math_ops.add_n(parts) * 2, name=name or "global_norm")

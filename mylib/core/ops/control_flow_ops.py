@@ -36,7 +36,7 @@ from mylib.core.func_graph import (build_function, call_function, get_function,
                                    unify_captures, variable_key)
 from mylib.core.graph import Operation, _user_frame, get_default_graph
 from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, convert_to_tensor
-from mylib.core.ops import array_ops, state_ops
+from mylib.core.ops import array_ops, constant_ops, state_ops
 from mylib.core.tensor_shape import TensorShape, as_shape
 
 _tree = jax.tree_util
@@ -433,7 +433,7 @@ def _while_grad(op, *grads):
     diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
     if not any(diff_mask):
         return [None] * len(op.inputs)
-    cts = [g if g is not None else array_ops.zeros_like(o) for g, o in zip(grads, op.outputs)]
+    cts = [g if g is not None else constant_ops.zeros_like(o) for g, o in zip(grads, op.outputs)]
     attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
     res = VJP(*op.inputs, *cts, forward_type="StatelessWhileMasked", forward_attrs=attrs,
               n_inputs=len(op.inputs), diff_mask=diff_mask)
@@ -533,7 +533,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 static_max = int(maximum_iterations)
             else:
                 mt = convert_to_tensor(maximum_iterations)
-                cv = array_ops.constant_value(mt)
+                cv = constant_ops.constant_value(mt)
                 if cv is not None:
                     static_max = int(cv)
                 else:

@@ -24,7 +24,8 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import Tensor, name_scope
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
-from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops, random_ops
+from mylib.core.ops import (array_ops, clip_ops, constant_ops, indexing_ops, math_ops, nn_ops,
+                            random_ops, reduction_ops)
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.variables import Variable
 
@@ -75,7 +76,7 @@ def _gather_rows(shard, ids):
     # gradient is an IndexedSlices of those rows (ResourceGather's gradient).
     if isinstance(shard, Variable) or hasattr(shard, "sparse_read"):
         return shard.sparse_read(ids)
-    return array_ops.gather(shard, ids)
+    return indexing_ops.gather(shard, ids)
 
 
 def _shard_shape(shard):
@@ -141,7 +142,7 @@ def _lookup_flat(shards, flat_ids, partition_strategy):
         # shards read a row this shard already serves (row 0 if it serves none), so its
         # gradient names only looked-up rows; their values are discarded below.
         fill = math_ops.maximum(
-            math_ops.reduce_max(array_ops.where(member, local, array_ops.constant(
+            reduction_ops.reduce_max(array_ops.where(member, local, constant_ops.constant(
                 -1, dtype=local.dtype))), 0)
         rows = _gather_rows(shard, array_ops.where(member, local, fill))
         if out is None:
@@ -415,22 +416,22 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
     sampled_w = lookup(weights, sampled)     # [num_sampled, dim]
     true_b = lookup(biases, lab)             # [batch, num_true]
     sampled_b = lookup(biases, sampled)      # [num_sampled]
-    true_logits = math_ops.reduce_sum(array_ops.expand_dims(x, 1) * true_w, 2) + true_b
+    true_logits = reduction_ops.reduce_sum(array_ops.expand_dims(x, 1) * true_w, 2) + true_b
     sampled_logits = math_ops.matmul(x, sampled_w, transpose_b=True) + sampled_b
     if remove_accidental_hits:
         # A sampled class equal to one of the example's true classes is not a negative.
-        hits = math_ops.reduce_any(math_ops.equal(array_ops.expand_dims(lab, 2),
+        hits = reduction_ops.reduce_any(math_ops.equal(array_ops.expand_dims(lab, 2),
                                                   array_ops.reshape(sampled, [1, 1, -1])), 1)
-        big = array_ops.constant(_ACCIDENTAL_HIT_LOGIT, dtype=x.dtype)
+        big = constant_ops.constant(_ACCIDENTAL_HIT_LOGIT, dtype=x.dtype)
         sampled_logits = sampled_logits + array_ops.where(
-            hits, big, array_ops.zeros_like(sampled_logits))
+            hits, big, constant_ops.zeros_like(sampled_logits))
     if subtract_log_q:
         # Correct for the sampling: logit - log(expected count) (Jean et al., 2015).
         true_logits = true_logits - math_ops.log(math_ops.cast(true_ec, x.dtype))
         sampled_logits = sampled_logits - math_ops.log(math_ops.cast(sampled_ec, x.dtype))
     logits = array_ops.concat([true_logits, sampled_logits], 1)
-    targets = array_ops.concat([array_ops.ones_like(true_logits) / float(num_true),
-                                array_ops.zeros_like(sampled_logits)], 1)
+    targets = array_ops.concat([constant_ops.ones_like(true_logits) / float(num_true),
+                                constant_ops.zeros_like(sampled_logits)], 1)
     return logits, array_ops.stop_gradient(targets)
 
 
@@ -502,4 +503,4 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
             weights, biases, labels, inputs, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, seed)
         losses = nn_ops.sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
-        return math_ops.reduce_sum(losses, 1)
+        return reduction_ops.reduce_sum(losses, 1)

@@ -1,13 +1,13 @@
-"""Math ops: element-wise arithmetic, comparisons, matmul, reductions, casts.
+"""Math ops: element-wise arithmetic, comparisons, casts, logical ops, unary functions,
+`add_n` and `matmul`, and the Python operators of `Tensor` (``+ - * / // % ** @ < & ~``).
 
 Each op: definition (kernel, optional shape rule), gradient (in graph ops), wrapper.
 Gradients may return broadcast-shaped values: `gradients()` sums them back to each
-input's shape once, for every op.
+input's shape once, for every op. Reductions, arg-max/min and `cumsum` are in
+`reduction_ops`.
 """
 
 from __future__ import annotations
-
-import builtins as _b
 
 import jax
 import jax.numpy as jnp
@@ -19,8 +19,15 @@ from mylib.core.graph import Tensor
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
-from mylib.core.ops import array_ops
-from mylib.core.tensor_shape import TensorShape
+from mylib.core.ops import array_ops, constant_ops
+from mylib.core.tensor_shape import TensorShape, broadcast_shapes
+
+__all__ = ["add", "subtract", "multiply", "divide", "truediv", "negative", "square", "exp",
+           "log", "tanh", "sigmoid", "maximum", "minimum", "equal", "not_equal", "less",
+           "less_equal", "greater", "greater_equal", "cast", "matmul", "add_n", "pow",
+           "floordiv", "floor_div", "floormod", "mod", "squared_difference", "sqrt", "rsqrt",
+           "log1p", "expm1", "abs", "sign", "reciprocal", "floor", "ceil", "round", "sin", "cos",
+           "erf", "logical_and", "logical_or", "logical_not", "logical_xor", "is_finite"]
 
 
 def _pair(x, y):
@@ -337,8 +344,6 @@ def _matmul_shape(a, b, *, transpose_a=False, transpose_b=False):
     if ka is not None and kb is not None and ka != kb:
         raise errors.InvalidArgumentError(
             f"inner dimensions differ: {ka} vs {kb} (shapes {a.shape} and {b.shape})")
-    from mylib.core.tensor_shape import broadcast_shapes
-
     try:
         batch = broadcast_shapes(TensorShape(sa[:-2]), TensorShape(sb[:-2]))
     except ValueError:
@@ -379,114 +384,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     if transpose_b:
         attrs["transpose_b"] = True
     return MatMul(a, b, name=name, **attrs)
-
-
-# ---------------------------------------------------------------- reductions
-def _axis_attr(axis):
-    if axis is None:
-        return None
-    if isinstance(axis, Tensor):
-        v = array_ops.constant_value(axis)
-        if v is None:
-            raise errors.InvalidArgumentError(
-                f"reduction axis '{axis.name}' must be known when the graph is built")
-        axis = v.tolist()
-    if isinstance(axis, (list, tuple, np.ndarray)):
-        return tuple(int(a) for a in np.asarray(axis).reshape(-1))
-    return int(axis)
-
-
-def _reduce_kernel(fn):
-    def kernel(x, *, axis=None, keepdims=False):
-        return fn(x, axis=axis, keepdims=keepdims)
-
-    return kernel
-
-
-def _accumulate_kernel(fn):
-    """Sum/Prod keep the input dtype, as TensorFlow (jnp would widen int32 to int64)."""
-    def kernel(x, *, axis=None, keepdims=False):
-        dt = None if x.dtype == np.bool_ else x.dtype
-        return fn(x, axis=axis, keepdims=keepdims, dtype=dt)
-
-    return kernel
-
-
-Sum = OpDef("Sum", kernel=_accumulate_kernel(jnp.sum), shape_fn=_shape_rules.reduction)
-Mean = OpDef("Mean", kernel=_reduce_kernel(jnp.mean), shape_fn=_shape_rules.reduction)
-
-
-def _broadcast_reduced_kernel(g, x, *, axis=None, keepdims=False):
-    """Broadcasts the gradient of a reduction of `x` back to `x`'s shape."""
-    if not keepdims:
-        axes = _b.range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        axes = sorted(a % x.ndim for a in axes) if x.ndim else []
-        for a in axes:
-            g = jnp.expand_dims(g, a)
-    return jnp.broadcast_to(g, x.shape)
-
-
-BroadcastReduced = OpDef("BroadcastReduced", kernel=_broadcast_reduced_kernel)
-
-
-@BroadcastReduced.shape_fn
-def _broadcast_reduced_shape(g, x, *, axis=None, keepdims=False):
-    return TensorSpec(x.shape, g.dtype)
-
-
-@RegisterGradient("BroadcastReduced")
-def _broadcast_reduced_grad(op, grad):
-    return [reduce_sum(grad, op.attrs.get("axis"), op.attrs.get("keepdims", False)), None]
-
-
-@RegisterGradient("Sum")
-def _sum_grad(op, grad):
-    x = op.inputs[0]
-    return [BroadcastReduced(grad, x, **op.attrs)]
-
-
-@RegisterGradient("Mean")
-def _mean_grad(op, grad):
-    x, y = op.inputs[0], op.outputs[0]
-    g = BroadcastReduced(grad, x, **op.attrs)
-    return [g * cast(_size_ratio(y, x), g.dtype)]
-
-
-_SizeRatio = OpDef("SizeRatio", kernel=lambda y, x: np.float64(y.size / _b.max(x.size, 1)) if x.size
-                   else np.float64(0.0))
-
-
-@_SizeRatio.shape_fn
-def _size_ratio_shape(y, x):
-    return TensorSpec([], _dtypes.float64)
-
-
-NotDifferentiable("SizeRatio")
-
-
-def _size_ratio(y, x):
-    """size(y) / size(x): static when the graph is built, else when compiled."""
-    return _SizeRatio(y, x)
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """Sum over `axis` (int, list, or None for all axes).
-
-    Returns:
-      `Tensor` with the reduced axes removed (kept as size 1 with `keepdims`).
-    """
-    x = convert_to_tensor(input_tensor)
-    attrs = {"axis": _axis_attr(axis), "keepdims": bool(keepdims)}
-    return Sum(x, name=name, **attrs)
-
-
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """Mean over `axis`. Integer inputs give an integer mean, as TensorFlow's."""
-    x = convert_to_tensor(input_tensor)
-    attrs = {"axis": _axis_attr(axis), "keepdims": bool(keepdims)}
-    if x.dtype.is_integer:
-        return cast(Mean(cast(x, _dtypes.float64), **attrs), x.dtype, name=name)
-    return Mean(x, name=name, **attrs)
 
 
 # ---------------------------------------------------------------- operators
@@ -587,8 +484,8 @@ def _pow_grad(op, grad):
     if not x.dtype.is_floating and not x.dtype.is_complex:
         return [None, None]
     # d/dy x**y = x**y log(x); zero where x == 0 (TensorFlow's convention, no NaN).
-    safe_x = where(greater(x, 0), x, _ones_like(x))
-    gy = grad * z * where(greater(x, 0), log(safe_x), _zeros_like(x))
+    safe_x = array_ops.where(greater(x, 0), x, constant_ops.ones_like(x))
+    gy = grad * z * array_ops.where(greater(x, 0), log(safe_x), constant_ops.zeros_like(x))
     return [gx, gy]
 
 
@@ -786,19 +683,6 @@ def erf(x, name=None):
     return Erf(convert_to_tensor(x), name=name)
 
 
-def where(condition, x=None, y=None, name=None):
-    """See `array_ops.where`."""
-    return array_ops.where(condition, x, y, name=name)
-
-
-def _ones_like(x):
-    return array_ops.ones_like(x)
-
-
-def _zeros_like(x):
-    return array_ops.zeros_like(x)
-
-
 # ---------------------------------------------------------------- logical
 def _logical(op_type, fn, npfn):
     od = OpDef(op_type, kernel=_static_aware(fn, npfn), shape_fn=_logical_shape)
@@ -840,90 +724,7 @@ def logical_xor(x, y, name=None):
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
-# ---------------------------------------------------------------- more reductions
-def _extremum_kernel(fn, lowest):
-    def kernel(x, *, axis=None, keepdims=False):
-        if x.size == 0:
-            # An empty reduction gives the identity, as TensorFlow: -inf (the lowest
-            # value) for max, +inf (the highest) for min.
-            dt = np.dtype(x.dtype)
-            if dt.kind == "f" or dt.name == "bfloat16":
-                init = -np.inf if lowest else np.inf
-            elif dt.kind == "b":
-                init = not lowest
-            else:
-                init = np.iinfo(dt).min if lowest else np.iinfo(dt).max
-            return fn(x, axis=axis, keepdims=keepdims, initial=np.asarray(init, dt))
-        return fn(x, axis=axis, keepdims=keepdims)
-
-    return kernel
-
-
-Max = OpDef("Max", kernel=_extremum_kernel(jnp.max, True), shape_fn=_shape_rules.reduction)
-Min = OpDef("Min", kernel=_extremum_kernel(jnp.min, False), shape_fn=_shape_rules.reduction)
-Prod = OpDef("Prod", kernel=_accumulate_kernel(jnp.prod), shape_fn=_shape_rules.reduction)
-# Prod: no registered gradient; the generic VJP (jax.vjp of jnp.prod) handles zeros.
-All = OpDef("All", kernel=_reduce_kernel(jnp.all), shape_fn=_shape_rules.reduction)
-Any = OpDef("Any", kernel=_reduce_kernel(jnp.any), shape_fn=_shape_rules.reduction)
-NotDifferentiable("All")
-NotDifferentiable("Any")
-
-
-def _min_or_max_grad(op, grad):
-    # As TensorFlow's _MinOrMaxGrad: the gradient is split equally between ties.
-    x, y = op.inputs[0], op.outputs[0]
-    y_b = BroadcastReduced(y, x, **op.attrs)
-    g_b = BroadcastReduced(grad, x, **op.attrs)
-    ind = cast(equal(y_b, x), grad.dtype)
-    num = reduce_sum(ind, op.attrs.get("axis"), keepdims=True)
-    return [ind / num * g_b]
-
-
-RegisterGradient("Max")(_min_or_max_grad)
-RegisterGradient("Min")(_min_or_max_grad)
-
-
-def _reduce(opdef, x, axis, keepdims, name):
-    x = convert_to_tensor(x)
-    return opdef(x, name=name, axis=_axis_attr(axis), keepdims=bool(keepdims))
-
-
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """Maximum over `axis` (int, list, or None for all). Ties share the gradient."""
-    return _reduce(Max, input_tensor, axis, keepdims, name)
-
-
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """Minimum over `axis` (int, list, or None for all). Ties share the gradient."""
-    return _reduce(Min, input_tensor, axis, keepdims, name)
-
-
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    """Product over `axis` (int, list, or None for all)."""
-    return _reduce(Prod, input_tensor, axis, keepdims, name)
-
-
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
-    """Logical AND over `axis` of a bool tensor."""
-    return _reduce(All, input_tensor, axis, keepdims, name)
-
-
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
-    """Logical OR over `axis` of a bool tensor."""
-    return _reduce(Any, input_tensor, axis, keepdims, name)
-
-
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
-    """`log(sum(exp(x)))` over `axis`, stable for large values (max subtracted first)."""
-    x = convert_to_tensor(input_tensor)
-    m = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
-    m = where(is_finite(m), m, _zeros_like(m))
-    out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
-    if not keepdims:
-        out = reduce_sum(out, axis, keepdims=False, name=name)  # drops the size-1 axes
-    return out
-
-
+# ---------------------------------------------------------------- is_finite
 IsFinite = OpDef("IsFinite", kernel=jnp.isfinite)
 NotDifferentiable("IsFinite")
 
@@ -936,111 +737,6 @@ def _is_finite_shape(x):
 def is_finite(x, name=None):
     """Element-wise: True where `x` is neither inf nor NaN."""
     return IsFinite(convert_to_tensor(x), name=name)
-
-
-def _arg_kernel(fn):
-    def kernel(x, *, axis, output_type):
-        return fn(x, axis=axis).astype(_dtypes.as_dtype(output_type).np)
-
-    return kernel
-
-
-ArgMax = OpDef("ArgMax", kernel=_arg_kernel(jnp.argmax))
-ArgMin = OpDef("ArgMin", kernel=_arg_kernel(jnp.argmin))
-NotDifferentiable("ArgMax")
-NotDifferentiable("ArgMin")
-
-
-def _arg_shape(x, *, axis, output_type):
-    return TensorSpec(_shape_rules.reduced_shape(x.shape, axis, False), output_type)
-
-
-ArgMax.shape_fn(_arg_shape)
-ArgMin.shape_fn(_arg_shape)
-
-
-def argmax(input, axis=None, output_type="int64", name=None):  # noqa: A002
-    """Index of the largest value along `axis` (default 0); the first one on ties.
-
-    Returns:
-      `Tensor` of `output_type` (int64 default, as TF) with `axis` removed.
-    """
-    x = convert_to_tensor(input)
-    return ArgMax(x, axis=0 if axis is None else int(_axis_attr(axis)),
-                  output_type=_dtypes.as_dtype(output_type).name, name=name)
-
-
-def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
-    """Index of the smallest value along `axis` (default 0); the first one on ties."""
-    x = convert_to_tensor(input)
-    return ArgMin(x, axis=0 if axis is None else int(_axis_attr(axis)),
-                  output_type=_dtypes.as_dtype(output_type).name, name=name)
-
-
-# ---------------------------------------------------------------- range, cumsum
-def _range_kernel(*, start, limit, delta, dtype):
-    return np.arange(start, limit, delta, dtype=_dtypes.as_dtype(dtype).np)
-
-
-Range = OpDef("Range", kernel=_range_kernel)
-NotDifferentiable("Range")
-
-
-@Range.shape_fn
-def _range_shape(*, start, limit, delta, dtype):
-    if delta == 0:
-        raise errors.InvalidArgumentError("delta must not be zero")
-    return TensorSpec([len(np.arange(start, limit, delta))], dtype)
-
-
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF's name
-    """`[start, start + delta, ...]` up to (not including) `limit`, like Python's range.
-
-    Arguments must be known when the graph is built (XLA needs the length static).
-    `dtype` defaults to int32 for integer arguments, float32 otherwise.
-    """
-    vals = []
-    for v in (start, limit, delta):
-        if hasattr(v, "op"):
-            cv = array_ops.constant_value(v)
-            if cv is None:
-                raise errors.InvalidArgumentError("range arguments must be known when the "
-                                                  "graph is built")
-            v = cv.item()
-        vals.append(v)
-    start, limit, delta = vals
-    if limit is None:
-        start, limit = 0, start
-    if dtype is None:
-        dtype = (_dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in vals if
-                                      v is not None) else _dtypes.float32)
-    return Range(start=start, limit=limit, delta=delta, dtype=_dtypes.as_dtype(dtype).name,
-                 name=name)
-
-
-Cumsum = OpDef("Cumsum", kernel=lambda x, *, axis=0, exclusive=False, reverse=False:
-               _cumsum(x, axis, exclusive, reverse), shape_fn=_shape_rules.unary)
-
-
-def _cumsum(x, axis, exclusive, reverse):
-    if reverse:
-        x = jnp.flip(x, axis)
-    out = jnp.cumsum(x, axis=axis)
-    if exclusive:
-        out = out - x
-    return jnp.flip(out, axis) if reverse else out
-
-
-@RegisterGradient("Cumsum")
-def _cumsum_grad(op, grad):
-    return [cumsum(grad, op.attrs["axis"], exclusive=op.attrs["exclusive"],
-                   reverse=not op.attrs["reverse"])]
-
-
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
-    """Cumulative sum along `axis`."""
-    return Cumsum(convert_to_tensor(x), axis=int(axis), exclusive=bool(exclusive),
-                  reverse=bool(reverse), name=name)
 
 
 # ---------------------------------------------------------------- more operators

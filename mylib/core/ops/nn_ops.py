@@ -17,7 +17,8 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
-from mylib.core.ops import _shape_rules, array_ops, math_ops, random_ops
+from mylib.core.ops import (_shape_rules, array_ops, constant_ops, math_ops, random_ops,
+                            reduction_ops)
 from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "leaky_relu",
@@ -31,7 +32,7 @@ __all__ = ["relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "leak
 
 
 def _zeros(t):
-    return array_ops.zeros_like(t)
+    return constant_ops.zeros_like(t)
 
 
 # ---------------------------------------------------------------- activations
@@ -170,14 +171,14 @@ LogSoftmax = OpDef("LogSoftmax", kernel=_log_softmax_kernel, shape_fn=_shape_rul
 def _softmax_grad(op, grad):
     y = op.outputs[0]
     axis = op.attrs.get("axis", -1)
-    return [(grad - math_ops.reduce_sum(grad * y, axis, keepdims=True)) * y]
+    return [(grad - reduction_ops.reduce_sum(grad * y, axis, keepdims=True)) * y]
 
 
 @RegisterGradient("LogSoftmax")
 def _log_softmax_grad(op, grad):
     y = op.outputs[0]
     axis = op.attrs.get("axis", -1)
-    return [grad - math_ops.reduce_sum(grad, axis, keepdims=True) * math_ops.exp(y)]
+    return [grad - reduction_ops.reduce_sum(grad, axis, keepdims=True) * math_ops.exp(y)]
 
 
 def softmax(logits, axis=None, name=None):
@@ -236,7 +237,7 @@ def _bias_add_grad(op, grad):
     r = value.shape.rank
     c_axis = 1 if op.attrs.get("data_format", "NHWC").startswith("NC") else r - 1
     axes = [i for i in range(r) if i != c_axis]
-    return [grad, math_ops.reduce_sum(grad, axes)]
+    return [grad, reduction_ops.reduce_sum(grad, axes)]
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -285,7 +286,7 @@ def _xent_second_order(logits, grad_grad):
     # Gradient of the backprop output (softmax - labels) w.r.t. the logits, for
     # second-order derivatives (as TensorFlow's _SoftmaxCrossEntropyWithLogitsGrad).
     sm = softmax(logits)
-    return (grad_grad - math_ops.reduce_sum(grad_grad * sm, -1, keepdims=True)) * sm
+    return (grad_grad - reduction_ops.reduce_sum(grad_grad * sm, -1, keepdims=True)) * sm
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")
@@ -854,7 +855,7 @@ def l2_loss(t, name=None):
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
     """`x / sqrt(max(sum(x ** 2, axis), epsilon))`."""
     x = convert_to_tensor(x)
-    sq = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+    sq = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
     return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(sq, epsilon)), name=name)
 
 
@@ -865,8 +866,8 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
       `(mean, variance)`; the axes are kept as size 1 with `keepdims`.
     """
     x = convert_to_tensor(x)
-    mean = math_ops.reduce_mean(x, axes, keepdims=True)
-    var = math_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)),
+    mean = reduction_ops.reduce_mean(x, axes, keepdims=True)
+    var = reduction_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)),
                                axes, keepdims=True)
     if not keepdims:
         mean = array_ops.squeeze(mean, axes)

@@ -18,7 +18,7 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
-from mylib.core.ops import array_ops
+from mylib.core.ops import constant_ops
 from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["get_seed", "random_normal", "random_uniform", "truncated_normal", "normal",
@@ -58,7 +58,7 @@ def _seed_attrs(seed):
 
 def _static_shape_of(t):
     """Static `TensorShape` described by the 1-D shape tensor `t`, as far as known."""
-    cv = array_ops.constant_value(t)
+    cv = constant_ops.constant_value(t)
     if cv is not None:
         return TensorShape([int(d) for d in np.asarray(cv).reshape(-1)])
     if t.op.type == "Shape":
@@ -79,7 +79,7 @@ def _random_shape(shape, *_, dtype, **__):
 
 
 def _dims(shape):
-    return array_ops._static_ints(shape, "a random op's shape")
+    return constant_ops._static_ints(shape, "a random op's shape")
 
 
 # ---------------------------------------------------------------- normal

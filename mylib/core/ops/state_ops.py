@@ -209,12 +209,12 @@ def _read_or_init_grad(op, grad):
 def _resource_gather_grad(op, grad):
     # Sparse: only the gathered rows get gradient (IndexedSlices), as TensorFlow.
     from mylib.core.gradients import IndexedSlices
-    from mylib.core.ops import array_ops
+    from mylib.core.ops import array_ops, constant_ops
 
     handle, indices = op.inputs
     _, shape = handle_var_spec(handle)
     if shape.is_fully_defined():
-        dense_shape = array_ops.constant(shape.as_list(), dtype=_dtypes.int64)
+        dense_shape = constant_ops.constant(shape.as_list(), dtype=_dtypes.int64)
     else:
         dense_shape = array_ops.shape(read_variable_op(handle), out_type="int64")
     tail = shape.as_list()[1:] if shape.rank is not None else None

@@ -1,0 +1,121 @@
+"""The public `mylib` namespace is deliberate.
+
+`import mylib as ml` offers TensorFlow's names (``ml.matmul``, ``ml.placeholder``,
+``ml.float32``, ...) and the Keras-style packages (``ml.layers``, ``ml.models``, ...).
+Op definitions (``MatMul``, ``BroadcastReduced``, ...) stay in their `mylib.core.ops`
+modules and the op registry, and no third-party module (``np``, ``jax``) shows through.
+A module that is star-imported declares `__all__`, so its imports do not leak.
+"""
+
+import ast
+import os
+import types
+
+import mylib
+from mylib.core.op_registry import OpDef
+
+PKG = os.path.dirname(os.path.abspath(mylib.__file__))
+
+# Every public name of `mylib`, sorted. Change it on purpose, in the change that adds or
+# removes a public name (and the `__all__` it comes from); never to silence this test.
+PUBLIC_NAMES = [
+    "Assert", "ConfigProto", "DType", "DeviceSpec", "FIFOQueue", "Graph", "GraphDef", "GraphKeys",
+    "IndexedSlices", "InteractiveSession", "MetaGraphDef", "Model", "NodeDef", "NotDifferentiable",
+    "OpDef", "Operation", "PaddingFIFOQueue", "Print", "PriorityQueue", "QueueBase",
+    "RandomShuffleQueue", "RegisterGradient", "RunMetadata", "RunOptions", "Sequential", "Session",
+    "Tensor", "TensorShape", "TensorSpec", "Variable", "abs", "activations", "add", "add_n",
+    "add_to_collection", "add_to_collections", "argmax", "argmin", "as_dtype", "assert_equal",
+    "assert_greater", "assert_greater_equal", "assert_less", "assert_less_equal",
+    "assert_negative", "assert_non_negative", "assert_non_positive", "assert_none_equal",
+    "assert_positive", "assert_rank", "assert_type", "avg_pool", "avg_pool1d", "avg_pool2d",
+    "batch_normalization", "bfloat16", "bias_add", "bool_", "broadcast_to", "callbacks", "case",
+    "cast", "categorical", "ceil", "check_numerics", "clip_by_global_norm", "clip_by_norm",
+    "clip_by_value", "colocate_with", "complex128", "complex64", "concat", "cond", "config",
+    "constant", "constant_value", "control_dependencies", "conv1d", "conv2d", "conv2d_transpose",
+    "convert_to_tensor", "coordinator", "core", "cos", "cumsum", "data", "debugging",
+    "depthwise_conv2d", "device", "devices", "distribute", "divide", "dropout", "dtypes", "elu",
+    "equal", "erf", "errors", "exp", "expand_dims", "expm1", "fill", "float16", "float32",
+    "float64", "floor", "floor_div", "floordiv", "floormod", "gather", "gather_nd", "gelu",
+    "get_collection", "get_collection_ref", "get_default_graph", "get_default_session",
+    "get_op_def", "get_seed", "global_norm", "global_variables", "global_variables_initializer",
+    "gradients", "greater", "greater_equal", "group", "identity", "import_graph_def",
+    "initializers", "int16", "int32", "int64", "int8", "is_finite", "is_variable_initialized",
+    "l2_loss", "l2_normalize", "layers", "leaky_relu", "less", "less_equal", "load_graph_def",
+    "local_variables", "local_variables_initializer", "log", "log1p", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "losses", "map_fn", "matmul", "matrix_transpose",
+    "max_pool", "max_pool1d", "max_pool2d", "maximum", "metrics", "minimum", "mixed_precision",
+    "mod", "models", "moments", "multinomial", "multiply", "name_scope", "negative", "nn", "no_op",
+    "normal", "not_equal", "numpy_function", "one_hot", "ones", "ones_like", "optimizers", "pad",
+    "placeholder", "placeholder_with_default", "pow", "print", "py_func", "queue_runner", "random",
+    "random_normal", "random_shuffle", "random_uniform", "range", "rank", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_prod", "reduce_sum", "regularizers", "relu", "relu6", "report_uninitialized_variables",
+    "reset_default_graph", "reshape", "resize_images", "resource", "round", "rsqrt", "runtime",
+    "saver", "saving", "scan", "select", "select_v2", "selu", "set_random_seed", "shape",
+    "shuffle", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "silu", "sin", "size",
+    "slice", "softmax", "softmax_cross_entropy_with_logits",
+    "softmax_cross_entropy_with_logits_v2", "softplus", "softsign",
+    "sparse_softmax_cross_entropy_with_logits", "split", "sqrt", "square", "squared_difference",
+    "squeeze", "stack", "stop_gradient", "strided_slice", "string", "subtract", "summary", "swish",
+    "tanh", "tile", "timeline", "train", "trainable_variables", "transpose", "truediv",
+    "truncated_normal", "uint16", "uint32", "uint64", "uint8", "uniform", "unstack", "utils",
+    "variable_creator_scope", "variables_initializer", "weighted_cross_entropy_with_logits",
+    "where", "where_v2", "while_loop", "zeros", "zeros_like",
+]
+
+
+def _public(module):
+    return sorted(n for n in dir(module) if not n.startswith("_"))
+
+
+def _leaks(module, names):
+    bad = []
+    for n in names:
+        v = getattr(module, n)
+        if isinstance(v, types.ModuleType) and v.__name__.split(".")[0] != "mylib":
+            bad.append(f"{n} (the third-party module {v.__name__})")
+        elif isinstance(v, OpDef):
+            bad.append(f"{n} (the OpDef of op type {v.name!r})")
+    return bad
+
+
+def test_public_names_are_the_listed_ones():
+    names = _public(mylib)
+    added = sorted(set(names) - set(PUBLIC_NAMES))
+    gone = sorted(set(PUBLIC_NAMES) - set(names))
+    assert not added and not gone, (
+        f"mylib's public names changed: new {added}, gone {gone}. If that is deliberate, "
+        "update PUBLIC_NAMES in tests/test_namespace.py (and the __all__ the name comes "
+        "from); if not, a name leaked, e.g. through a star import of a module without "
+        "__all__ or an import the module's __all__ does not list.")
+    assert PUBLIC_NAMES == sorted(PUBLIC_NAMES), "keep PUBLIC_NAMES sorted"
+
+
+def test_no_third_party_module_or_op_definition_is_public():
+    bad = _leaks(mylib, _public(mylib))
+    assert not bad, f"mylib exposes {bad}; import these under a private name or list " \
+                    "the module's public names in its __all__"
+
+
+def _star_imported_modules():
+    out = set()
+    for root, _, files in os.walk(PKG):
+        for f in files:
+            if f.endswith(".py"):
+                tree = ast.parse(open(os.path.join(root, f)).read())
+                out |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                        and n.level == 0 and any(a.name == "*" for a in n.names)}
+    return sorted(out)
+
+
+def test_star_imported_modules_declare_their_public_names():
+    mods = _star_imported_modules()
+    assert "mylib.core" in mods and "mylib.core.ops.math_ops" in mods
+    for name in mods:
+        module = __import__(name, fromlist=["*"])
+        assert hasattr(module, "__all__"), f"{name} is star-imported but has no __all__"
+        assert len(set(module.__all__)) == len(module.__all__), f"{name}.__all__ repeats a name"
+        missing = [n for n in module.__all__ if not hasattr(module, n)]
+        assert not missing, f"{name}.__all__ lists {missing}, which it does not define"
+        bad = _leaks(module, module.__all__)
+        assert not bad, f"{name}.__all__ exports {bad}"
