@@ -20,6 +20,7 @@ from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
 from mylib.core.ops import array_ops
+from mylib.core.ops.state_ops import handle_op
 
 
 class IndexedSlices:
@@ -153,10 +154,7 @@ def _is_diff(t):
 
 
 def _resource_is_float(t):
-    op = t.op
-    while op.type == "Identity":
-        op = op.inputs[0].op
-    dt = op.attrs.get("dtype")
+    dt = handle_op(t).attrs.get("dtype")
     return dt is not None and _dtypes.as_dtype(dt).is_differentiable
 
 
