@@ -16,6 +16,7 @@ Semantics kept from Keras:
 
 from __future__ import annotations
 
+from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops
@@ -323,7 +324,7 @@ class Loss:
             raise ValueError(f"Invalid reduction. Expected one of {list(_REDUCTIONS)}. "
                              f"Received: reduction={reduction!r}")
         self.reduction = reduction
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or to_snake_case(type(self).__name__)
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(
@@ -476,15 +477,6 @@ class BinaryFocalCrossentropy(LossFunctionWrapper):
                          gamma=gamma, from_logits=from_logits,
                          label_smoothing=label_smoothing, axis=axis)
         self.from_logits = from_logits
-
-
-def _snake(name):
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
 
 
 _FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_error,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from mylib import losses as _losses
+from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
@@ -66,7 +67,7 @@ class Metric:
     """
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or to_snake_case(type(self).__name__)
         self.dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
         self._variables = []
         self._graph = None
@@ -986,15 +987,6 @@ class F1Score(FBetaScore):
         return cfg
 
 
-def _snake(name):
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
-
-
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                     SparseCategoricalAccuracy, MeanSquaredError,
                                     MeanAbsoluteError, RootMeanSquaredError,
@@ -1056,7 +1048,7 @@ def _loss_name(loss):
         return loss.lower()
     fn = getattr(loss, "fn", None)  # LossFunctionWrapper
     return (getattr(fn, "__name__", None) or getattr(loss, "__name__", None)
-            or _snake(type(loss).__name__)).lower()
+            or to_snake_case(type(loss).__name__)).lower()
 
 
 def resolve_accuracy(y_true, y_pred, loss=None, name="accuracy"):

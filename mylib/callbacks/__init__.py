@@ -321,7 +321,7 @@ class EarlyStopping(Callback):
             self.model.set_weights(self.best_weights)
 
 
-from mylib.callbacks.tensorboard import TensorBoard, graph_to_graph_def  # noqa: E402,F401
+from mylib.callbacks.tensorboard import TensorBoard  # noqa: E402,F401
 from mylib.callbacks.misc import (  # noqa: E402,F401
     CSVLogger, LearningRateScheduler, ReduceLROnPlateau, TerminateOnNaN)
 from mylib.callbacks.checkpoint import BackupAndRestore, ModelCheckpoint  # noqa: E402,F401

@@ -17,6 +17,18 @@ from mylib.callbacks.tensorboard import is_chief
 from mylib import errors
 
 
+def _batch_save_due(cb, batch):
+    """Whether `cb` (with an int `save_freq`) saves after training batch `batch`: once
+    every `save_freq` batches, counted in ``cb._batches``."""
+    if cb.save_freq == "epoch":
+        return False
+    cb._batches += _batches_run(cb, batch)
+    if cb._batches < cb.save_freq:
+        return False
+    cb._batches = 0
+    return True
+
+
 class ModelCheckpoint(Callback):
     """Saves the model (or its weights) during training.
 
@@ -56,11 +68,7 @@ class ModelCheckpoint(Callback):
         self._epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq == "epoch":
-            return
-        self._batches += _batches_run(self, batch)
-        if self._batches >= self.save_freq:
-            self._batches = 0
+        if _batch_save_due(self, batch):
             logs = {k: float(np.asarray(v)) for k, v in (logs or {}).items()}
             self._save(self._epoch, batch, logs)
 
@@ -183,11 +191,7 @@ class BackupAndRestore(Callback):
         self._epoch_rng = np.random.get_state()
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq == "epoch":
-            return
-        self._batches += _batches_run(self, batch)
-        if self._batches >= self.save_freq:
-            self._batches = 0
+        if _batch_save_due(self, batch):
             steps = self.params.get("steps")
             if steps is not None and batch + 1 >= steps:
                 self._save(self._epoch + 1, 0, np.random.get_state())

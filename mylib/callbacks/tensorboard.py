@@ -1,9 +1,10 @@
-"""`TensorBoard` callback (through tensorboardX) and the graph -> GraphDef conversion.
+"""`TensorBoard` callback (through tensorboardX).
 
 Epoch scalars go to two runs, ``<log_dir>/train`` and ``<log_dir>/validation``, with the
 same tags (``epoch_loss``, ``epoch_accuracy``, ...) and the epoch index as step, as
 Keras writes them; the model's graph (training step included) is written once to the
-train run as a GraphDef for TensorBoard's graph tab.
+train run as a GraphDef for TensorBoard's graph tab
+(`mylib.summary.graph.to_tensorboard_graph_def`).
 """
 
 from __future__ import annotations
@@ -16,84 +17,7 @@ import numpy as np
 from mylib.callbacks import Callback, _batches_run
 from mylib.core.compat_args import warn_ignored
 from mylib.runtime.policy import get_policy
-
-_DT = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF",
-       "bfloat16": "DT_BFLOAT16", "int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32",
-       "int64": "DT_INT64", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
-       "uint64": "DT_UINT64", "bool": "DT_BOOL", "string": "DT_STRING",
-       "resource": "DT_RESOURCE", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128"}
-_DTYPE_ATTRS = ("dtype", "T", "DstT", "SrcT", "out_type", "Tidx", "output_type")
-
-
-def _shape_proto(shape):
-    from tensorboardX.proto import tensor_shape_pb2
-
-    if shape is None:
-        return tensor_shape_pb2.TensorShapeProto(unknown_rank=True)
-    return tensor_shape_pb2.TensorShapeProto(
-        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=-1 if d is None else int(d))
-             for d in shape])
-
-
-def _dtype_enum(name):
-    from tensorboardX.proto import types_pb2
-
-    return types_pb2.DataType.Value(_DT.get(str(name), "DT_INVALID"))
-
-
-def _attr_value(key, v):
-    from tensorboardX.proto import attr_value_pb2
-
-    AV = attr_value_pb2.AttrValue
-    if key in _DTYPE_ATTRS and isinstance(v, str) and v in _DT:
-        return AV(type=_dtype_enum(v))
-    if key == "shape" and (v is None or isinstance(v, (tuple, list))):
-        return AV(shape=_shape_proto(v))
-    if isinstance(v, bool):
-        return AV(b=v)
-    if isinstance(v, (int, np.integer)):
-        return AV(i=int(v))
-    if isinstance(v, (float, np.floating)):
-        return AV(f=float(v))
-    if isinstance(v, str):
-        return AV(s=v.encode())
-    if isinstance(v, (tuple, list)) and v and all(isinstance(x, (int, np.integer)) and
-                                                 not isinstance(x, bool) for x in v):
-        return AV(list=AV.ListValue(i=[int(x) for x in v]))
-    if isinstance(v, np.ndarray):
-        if v.size <= 8:
-            return AV(s=np.array2string(v, separator=",").encode())
-        return AV(s=f"<{v.dtype} array of shape {v.shape}>".encode())
-    text = repr(v)
-    return AV(s=(text if len(text) <= 200 else text[:197] + "...").encode())
-
-
-def graph_to_graph_def(graph):
-    """A `tensorboardX.proto.graph_pb2.GraphDef` of `graph`: one NodeDef per op with its
-    name, type (`op`), inputs (``name`` / ``name:idx``, ``^name`` for control inputs),
-    device, attributes, and the static output shapes (``_output_shapes``)."""
-    from tensorboardX.proto import attr_value_pb2, graph_pb2, node_def_pb2, versions_pb2
-
-    nodes = []
-    for op in graph.get_operations():
-        inputs = [t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
-                  for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
-        attr = {}
-        for k, v in op.attrs.items():
-            if k.startswith("_"):
-                continue
-            try:
-                attr[k] = _attr_value(k, v)
-            except Exception:  # noqa: BLE001 - a display attribute must never fail a run
-                attr[k] = attr_value_pb2.AttrValue(s=type(v).__name__.encode())
-        if op.outputs:
-            attr["_output_shapes"] = attr_value_pb2.AttrValue(
-                list=attr_value_pb2.AttrValue.ListValue(
-                    shape=[_shape_proto(None if t.shape.rank is None else t.shape.as_list())
-                           for t in op.outputs]))
-        nodes.append(node_def_pb2.NodeDef(name=op.name, op=op.type, input=inputs,
-                                          device=op.device or "", attr=attr))
-    return graph_pb2.GraphDef(node=nodes, versions=versions_pb2.VersionDef(producer=22))
+from mylib.summary.graph import to_tensorboard_graph_def
 
 
 class TensorBoard(Callback):
@@ -188,7 +112,7 @@ class TensorBoard(Callback):
         if self.write_graph and not self._graph_written:
             from tensorboardX.proto import event_pb2
 
-            gd = graph_to_graph_def(self.model.graph)
+            gd = to_tensorboard_graph_def(self.model.graph)
             w._get_file_writer().add_event(event_pb2.Event(graph_def=gd.SerializeToString()))
             w.flush()
             self._graph_written = True

@@ -123,18 +123,28 @@ def _names_in(v):
     return []
 
 
+def _nested_attrs(op_type, attrs):
+    """(attr name, inner op type, inner attrs as pairs) when an op of `op_type` holds
+    another op's attrs in well-formed `attrs`, else None."""
+    nested = _NESTED_ATTRS.get(op_type)
+    if nested is None:
+        return None
+    ft, fa = attrs.get(nested[0]), attrs.get(nested[1])
+    if isinstance(ft, str) and isinstance(fa, (list, tuple)) and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+            for p in fa):
+        return nested[1], ft, fa
+    return None
+
+
 def function_refs(op_type, attrs):
     """The names of the function graphs an op of `op_type` with `attrs` refers to."""
     out = []
     for k in FUNCTION_ATTRS.get(op_type, ()):
         out += _names_in(attrs.get(k))
-    nested = _NESTED_ATTRS.get(op_type)
+    nested = _nested_attrs(op_type, attrs)
     if nested is not None:
-        ft, fa = attrs.get(nested[0]), attrs.get(nested[1])
-        if isinstance(ft, str) and isinstance(fa, (list, tuple)) and all(
-                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
-                for p in fa):
-            out += function_refs(ft, dict(fa))
+        out += function_refs(nested[1], dict(nested[2]))
     return out
 
 
@@ -157,24 +167,21 @@ def rewrite_function_attrs(op_type, attrs, fn_map, key_map=None):
             if k in attrs:
                 new[k], c = rename(attrs[k], key_map if k == "var_keys" else fn_map)
                 changed |= c
-    nested = _NESTED_ATTRS.get(op_type)
+    nested = _nested_attrs(op_type, attrs)
     if nested is not None:
-        ft, fa = attrs.get(nested[0]), attrs.get(nested[1])
-        if isinstance(ft, str) and isinstance(fa, (list, tuple)) and all(
-                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
-                for p in fa):
-            inner = rewrite_function_attrs(ft, dict(fa), fn_map, key_map)
-            if any(inner[k] is not v for k, v in fa):
-                new[nested[1]] = type(fa)((k, inner[k]) for k, _ in fa)
-                changed = True
+        key, ft, fa = nested
+        inner = rewrite_function_attrs(ft, dict(fa), fn_map, key_map)
+        if any(inner[k] is not v for k, v in fa):
+            new[key] = type(fa)((k, inner[k]) for k, _ in fa)
+            changed = True
     return new if changed else attrs
 
 
 def variable_key(t):
     """The session key (shared name) of the variable behind resource tensor `t`."""
-    op = t.op
-    while op.type == "Identity":
-        op = op.inputs[0].op
+    from mylib.core.ops.state_ops import handle_op
+
+    op = handle_op(t)
     if op.type != "VarHandleOp":
         raise errors.UnimplementedError(
             f"control flow can capture variable handles only; '{t.name}' comes from a "

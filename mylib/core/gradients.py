@@ -21,6 +21,7 @@ from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
                                     get_gradient_function, get_op_def)
 from mylib.core.ops import array_ops, constant_ops, math_ops
+from mylib.core.ops.state_ops import handle_op
 
 
 class IndexedSlices:
@@ -131,14 +132,16 @@ def _vjp_shape(*specs, forward_type, forward_attrs, n_inputs, diff_mask):
     return [TensorSpec(specs[i].shape, specs[i].dtype) for i in range(n_inputs) if diff_mask[i]]
 
 
-def _generic_vjp(op, out_grads):
+def _generic_vjp(op, out_grads, forward_type=None):
+    """The gradients of `op`'s inputs by the VJP op: `jax.vjp` of the kernel of
+    `forward_type` (default `op`'s own type), called with `op`'s inputs and attrs."""
     diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
     if not any(diff_mask):
         return [None] * len(op.inputs)
     attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
     cts = [g if g is not None else constant_ops.zeros_like(o)
            for g, o in zip(out_grads, op.outputs)]
-    res = VJP(*op.inputs, *cts, forward_type=op.type, forward_attrs=attrs,
+    res = VJP(*op.inputs, *cts, forward_type=forward_type or op.type, forward_attrs=attrs,
               n_inputs=len(op.inputs), diff_mask=diff_mask, name=None)
     res = list(res) if isinstance(res, tuple) else [res]
     it = iter(res)
@@ -153,10 +156,7 @@ def _is_diff(t):
 
 
 def _resource_is_float(t):
-    op = t.op
-    while op.type == "Identity":
-        op = op.inputs[0].op
-    dt = op.attrs.get("dtype")
+    dt = handle_op(t).attrs.get("dtype")
     return dt is not None and _dtypes.as_dtype(dt).is_differentiable
 
 

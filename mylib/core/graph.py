@@ -13,8 +13,7 @@ import re
 import sys
 import threading
 
-from mylib.core import dtypes as _dtypes
-from mylib.core.tensor_shape import TensorShape, as_shape
+from mylib.core.tensor_shape import as_shape
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_PREFIXES = (_PKG_DIR + os.sep, os.path.dirname(contextlib.__file__) + os.sep + "contextlib")

@@ -50,12 +50,12 @@ import base64
 import json
 import math
 import os
-import tempfile
 
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib._fileio import atomic_write
 from mylib.core.graph import Graph
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.func_graph import function_refs, lookup_function
@@ -580,25 +580,6 @@ def load_graph_def(path):
     return _graph_def_from_file_tree(_parse(_read(path), path), path)
 
 
-def _atomic_write(path, data):
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
-
-
 def write_graph(graph_or_graph_def, logdir, name, as_text=True):
     """Writes a graph to ``logdir/name`` atomically (temp file, then rename).
 
@@ -619,7 +600,7 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
         raise TypeError("write_graph needs a Graph or a GraphDef. Received: "
                         f"graph_or_graph_def={type(graph_or_graph_def).__name__}")
     data = gd.to_json() if as_text else gd.SerializeToString()
-    return _atomic_write(os.path.join(logdir, name), data)
+    return atomic_write(os.path.join(logdir, name), data, makedirs=True)
 
 
 # ---------------------------------------------------------------- Graph -> GraphDef

@@ -11,9 +11,8 @@ import contextlib
 import weakref
 
 from mylib.core import dtypes as _dtypes
-from mylib import errors
 from mylib.core.compat_args import warn_ignored
-from mylib.core.graph import GraphKeys, Operation, Tensor, get_default_graph
+from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, state_ops
 from mylib.core.tensor_shape import TensorShape, as_shape

@@ -25,6 +25,7 @@ import uuid
 import numpy as np
 
 from mylib import errors
+from mylib._fileio import atomic_write
 
 _FORMAT = "mylib.data.cache"
 _VERSION = 1
@@ -180,12 +181,7 @@ class Writer:
                  "structure": self.structure, "kinds": self.kinds or [],
                  "num_elements": self.count, "data_file": os.path.basename(self.data_path),
                  "data_bytes": os.path.getsize(self.data_path)}
-        tmp_index = f"{index_path(self.prefix)}.{self.token}.tmp"
-        with open(tmp_index, "w", encoding="utf-8") as f:
-            json.dump(index, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp_index, index_path(self.prefix))
+        atomic_write(index_path(self.prefix), json.dumps(index))
 
     def abort(self, partial=False):
         if not self._f.closed:

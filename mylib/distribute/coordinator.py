@@ -177,12 +177,7 @@ class ClusterCoordinator:
         """
         self._raise_pending()
         traced, feed_vals = self._trace(fn, tuple(args), dict(kwargs or {}))
-        c = _Closure(traced, feed_vals)
-        self._start_threads()
-        with self._cond:
-            self._queue.append(c)
-            self._cond.notify_all()
-        return c.value
+        return self._schedule_traced(traced, feed_vals)
 
     def _schedule_traced(self, traced, feed_vals):
         self._raise_pending()

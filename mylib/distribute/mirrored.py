@@ -38,18 +38,21 @@ class MirroredExtended(dl.StrategyExtended):
 
     def shard_step_args(self, args, feed_slice):
         rep = self.replicated
-        for i in range(len(args)):
-            a = args[i]
+        for i, a in enumerate(args):
             if feed_slice.start <= i < feed_slice.stop:
+                # The global batch split along its first axis, or replicated when it
+                # does not divide evenly.
                 shape = np.shape(a)
-                target = self.batch_sharded if shape and shape[0] % self.n == 0 \
-                    and shape[0] > 0 else rep
-                args[i] = jax.device_put(a, target)
-            elif isinstance(a, jax.Array) and a.sharding != rep:
-                args[i] = jax.device_put(a, rep)
-            elif not isinstance(a, jax.Array):
-                args[i] = jax.device_put(a, rep)
+                split = bool(shape) and shape[0] > 0 and shape[0] % self.n == 0
+                args[i] = self._place(a, self.batch_sharded if split else rep)
+            elif not (isinstance(a, jax.Array) and a.sharding == rep):
+                args[i] = self._place(a, rep, whole=True)
         return args
+
+    def _place(self, value, sharding, whole=False):  # noqa: ARG002
+        """`value` as an array laid out by `sharding` over the strategy's devices.
+        `whole`: `value` is a variable's value, of which each shard holds all."""
+        return jax.device_put(value, sharding)
 
     def constrain_variable(self, value):
         return jax.lax.with_sharding_constraint(value, self.replicated)

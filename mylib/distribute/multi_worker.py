@@ -41,23 +41,13 @@ class MultiWorkerExtended(mirrored.MirroredExtended):
     def is_chief(self):
         return self.resolver.is_chief()
 
-    def shard_step_args(self, args, feed_slice):
-        rep = self.replicated
-        for i in range(len(args)):
-            a = args[i]
-            if feed_slice.start <= i < feed_slice.stop:
-                value = np.asarray(a)
-                shape = value.shape
-                sharding = self.batch_sharded if shape and shape[0] % self.n == 0 \
-                    and shape[0] > 0 else rep
-                args[i] = jax.make_array_from_callback(shape, sharding,
-                                                       lambda idx, v=value: v[idx])
-            elif not (isinstance(a, jax.Array) and a.sharding == rep):
-                value = np.asarray(a.addressable_data(0)) if isinstance(a, jax.Array) \
-                    else np.asarray(a)
-                args[i] = jax.make_array_from_callback(value.shape, rep,
-                                                       lambda idx, v=value: v[idx])
-        return args
+    def _place(self, value, sharding, whole=False):
+        # `device_put` cannot reach the other processes' devices: each process builds
+        # the shards of its own devices from its copy of the global value.
+        if whole and isinstance(value, jax.Array):
+            value = value.addressable_data(0)
+        value = np.asarray(value)
+        return jax.make_array_from_callback(value.shape, sharding, lambda idx: value[idx])
 
 
 class MultiWorkerMirroredStrategy(mirrored.MirroredStrategy):

@@ -18,7 +18,8 @@ import os
 import shutil
 
 from mylib import errors
-from mylib.runtime.saver import _atomic_write, read_checkpoint_file, write_checkpoint_file
+from mylib._fileio import atomic_write
+from mylib.runtime.saver import read_checkpoint_file, write_checkpoint_file
 
 POINTER = "ps_checkpoint"
 KEEP = 2
@@ -57,7 +58,7 @@ def save(strategy, checkpoint_dir, step):
         write_checkpoint_file(path, arrays)
         files[str(k)] = os.path.relpath(path, checkpoint_dir)
     pointer = {"step": int(step), "tasks": files}
-    _atomic_write(os.path.join(checkpoint_dir, POINTER), [json.dumps(pointer).encode()])
+    atomic_write(os.path.join(checkpoint_dir, POINTER), json.dumps(pointer))
     _prune(checkpoint_dir, int(step))
     return sub
 

@@ -20,7 +20,8 @@ the ungated part and returns the inputs of the gated part (its *payload*); the
 coordinator runs the gated part once per step with the mean of the first m payloads.
 
 A step is described by a plain-data `spec` (names only) so that the same spec runs in
-any process holding a copy of the graph.
+any process holding a copy of the graph. The phase rule, the grouping into segments
+and the cut edges are the executor's own, from `mylib.runtime.partition`.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ import numpy as np
 from mylib.core.x64 import with_x64
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.runtime.partition import (FREE_OPS, assign_phases, consumers_of, cut_inputs,
+                                     cut_outputs, phase_groups)
 
 LOCAL = "local"
-_FREE_OPS = frozenset({"VarHandleOp", "Const"})
 
 
 def ps_task_of_device(dev):
@@ -89,60 +91,46 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
     fed = set(feeds)
     in_set = set(ops)
     task = assign_tasks(ops)
-    if not force and all(task[op] == LOCAL for op in ops if op.type not in _FREE_OPS):
+    if not force and all(task[op] == LOCAL for op in ops if op.type not in FREE_OPS):
         return None
     sync = set(sync_op_names)
     shaped = _shape_derived(ops, fed, set(fetch_tensors))
-    phase, gated = {}, {}
-    for op in ops:
-        p, gt = 0, op.name in sync
-        data = [t.op for t in op.inputs if t not in fed]
+
+    def data_sources(op):
         # A shape computation is recomputed where it is used (see `_shape_derived`):
         # its own sources count instead.
-        expanded, stack = [], list(data)
+        expanded, stack = [], [t.op for t in op.inputs if t not in fed]
         while stack:
             src = stack.pop()
             if src in shaped:
                 stack.extend(t.op for t in src.inputs if t not in fed)
             else:
                 expanded.append(src)
-        data = expanded
-        for src in data + list(op.control_inputs):
-            if src not in in_set:
-                continue
-            gt = gt or gated.get(src, False)
-            if src.type in _FREE_OPS or src in shaped:
-                continue
-            cross = task[src] != task[op]
-            if cross and src not in data and task[src] != LOCAL and task[op] != LOCAL:
-                # A control edge between two parameter servers: the ops touch
-                # different variables, so running them in the same phase (at once)
-                # is indistinguishable from running them in order, and saves a round
-                # trip (e.g. the step counter's increment after the updates).
-                cross = False
-            p = max(p, phase[src] + (1 if cross else 0))
-        phase[op] = p
-        gated[op] = gt
+        return expanded
+
+    def crosses(src, op, is_data):
+        # A control edge between two parameter servers does not cross: the ops touch
+        # different variables, so running them in the same phase (at once) is
+        # indistinguishable from running them in order, and saves a round trip (e.g.
+        # the step counter's increment after the updates).
+        return task[src] != task[op] and (is_data or LOCAL in (task[src], task[op]))
+
+    phase = assign_phases(ops, fed, crosses, data_sources, skip=shaped)
+    gated = {}
+    for op in ops:
+        gated[op] = op.name in sync or any(gated.get(src, False) for src in
+                                           data_sources(op) + list(op.control_inputs)
+                                           if src in in_set)
     _delay_floating(ops, fed, in_set, task, phase, gated, shaped)
-    consumers = {}
-    for op in ops:
-        for t in op.inputs:
-            consumers.setdefault(t, []).append(op)
+    consumers = consumers_of(ops)
     fetch_set = set(fetch_tensors)
-    groups = {}
-    for op in ops:
-        if op.type in _FREE_OPS or op in shaped:
-            continue
-        groups.setdefault((phase[op], gated[op], task[op]), []).append(op)
     phases = []
     aggregate = set()
-    n_phases = 1 + max((k[0] for k in groups), default=0)
-    for p in range(n_phases):
+    for groups in phase_groups(ops, phase, lambda op: (gated[op], task[op]), skip=shaped):
         segs = []
         # Ungated segments of a phase before gated ones: a gated segment may consume
         # an ungated one of the same phase and task.
-        for key in sorted((k for k in groups if k[0] == p),
-                          key=lambda k: (k[1], str(k[2]))):
+        for key in sorted(groups, key=lambda k: (k[0], str(k[1]))):
             members = list(groups[key])
             mset = set(members)
             pull = [t.op for op in members for t in op.inputs if t.op in shaped]
@@ -153,23 +141,17 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
                     members.append(src)
                     pull.extend(t.op for t in src.inputs if t.op in shaped)
             members.sort(key=lambda o: o._id)
-            inputs, seen = [], set()
-            for op in members:
-                for t in op.inputs:
-                    if t in seen or (t.op in mset) or (t.op.type in _FREE_OPS and t not in fed):
-                        continue
-                    seen.add(t)
-                    inputs.append(t)
-                    if key[1] and op.name in sync:
-                        aggregate.add(t.name)
-            outputs = []
-            for op in members:
-                for o in op.outputs:
-                    if o in fetch_set or any(c not in mset for c in consumers.get(o, ())):
-                        outputs.append(o)
+            inputs = cut_inputs(members, fed)
+            if key[0]:  # what a sync op reads (first) is averaged over the replicas
+                first = {}
+                for op in members:
+                    for t in op.inputs:
+                        first.setdefault(t, op)
+                aggregate.update(t.name for t in inputs if first[t].name in sync)
+            outputs = cut_outputs(members, mset, consumers, fetch_set)
             if not outputs and all(o.type == "NoOp" for o in members):
                 continue  # only orders what the phases already order
-            seg = {"task": key[2], "gated": key[1], "ops": [o.name for o in members],
+            seg = {"task": key[1], "gated": key[0], "ops": [o.name for o in members],
                    "inputs": [t.name for t in inputs], "outputs": [t.name for t in outputs]}
             seg["id"] = hashlib.sha1(json.dumps(seg, sort_keys=True).encode()).hexdigest()[:16]
             segs.append(seg)
@@ -194,7 +176,7 @@ def _delay_floating(ops, fed, in_set, task, phase, gated, shaped):
             continue
         if op.op_def.host:
             continue
-        if all((t.op.type in _FREE_OPS and t not in fed) or t.op in floating
+        if all((t.op.type in FREE_OPS and t not in fed) or t.op in floating
                for t in op.inputs if t.op in in_set):
             if all(t not in fed for t in op.inputs):
                 floating.add(op)
@@ -206,7 +188,7 @@ def _delay_floating(ops, fed, in_set, task, phase, gated, shaped):
             if src in in_set:
                 users.setdefault(src, []).append(op)
     busy = {(phase[op], task[op], gated[op]) for op in ops
-            if op not in floating and op.type not in _FREE_OPS and op not in shaped}
+            if op not in floating and op.type not in FREE_OPS and op not in shaped}
     for op in reversed(ops):
         if op not in floating:
             continue

@@ -15,11 +15,11 @@ over the same weights, so inference graphs hold no dropout ops at all.
 from __future__ import annotations
 
 import inspect
-import re
 import weakref
 
 import numpy as np
 
+from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
 from mylib.core.compat_args import init_arg_names, unrecognized_kwargs, warn_ignored
 from mylib.core.graph import Graph, Tensor, get_default_graph
@@ -30,11 +30,6 @@ from mylib.layers import policy as _policy
 
 # ---------------------------------------------------------------- names
 _name_counters: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
-
-
-def to_snake_case(name):
-    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
 def unique_object_name(base, graph=None):

@@ -30,6 +30,7 @@ import zipfile
 import numpy as np
 
 from mylib import errors
+from mylib._fileio import atomic_write
 from mylib._version import __version__
 
 FORMAT = "mylib.model"
@@ -530,13 +531,11 @@ def _optimizer_payload(model):
 
 
 def _write_zip(path, members):
-    from mylib.runtime.saver import _atomic_write
-
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
         for name, data in members:
             z.writestr(name, data)
-    _atomic_write(path, [buf.getvalue()])
+    atomic_write(path, buf.getvalue())
 
 
 def _metadata(fmt, **extra):

@@ -24,12 +24,10 @@ import numpy as np
 
 from mylib import errors
 from mylib.runtime.compile import compile_step
+from mylib.runtime.partition import (FREE_OPS, assign_phases, consumers_of, cut_inputs,
+                                     cut_outputs, phase_groups)
 
 HOST = "host"
-
-# Ops whose value is cheap and position-free: copied into every cluster that uses them
-# instead of being passed between clusters (a variable handle cannot leave XLA).
-_FREE_OPS = frozenset({"VarHandleOp", "Const"})
 
 
 def is_host_op(op):
@@ -97,71 +95,34 @@ class SegmentedPlan:
         self.segments = []
         self.transfers = []  # (tensor, from_device, to_device): the _Send/_Recv pairs
         fed = set(feeds)
-        in_set = set(ops)
-        dev = {}
-        phase = {}
-        for op in ops:
-            d = HOST if is_host_op(op) else device_of(op)
-            dev[op] = d
-            p = 0
-            deps = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
-            for src in deps:
-                if src not in in_set or src.type in _FREE_OPS:
-                    continue
-                ps, ds = phase[src], dev[src]
-                if d == HOST or ds == d:
-                    p = max(p, ps)
-                else:
-                    p = max(p, ps + 1)
-            phase[op] = p
-        consumers = {}
-        for op in ops:
-            for t in op.inputs:
-                consumers.setdefault(t, []).append(op)
+        dev = {op: HOST if is_host_op(op) else device_of(op) for op in ops}
+        # An XLA op waits a phase for a value from another device or the host; a host op
+        # never waits, as the host ops of a phase run after its clusters.
+        phase = assign_phases(ops, fed,
+                              lambda src, op, _: dev[op] != HOST and dev[src] != dev[op])
+        consumers = consumers_of(ops)
         fetch_set = set(fetch_tensors)
-        n_phases = 1 + max(phase.values(), default=0)
-        for p in range(n_phases):
-            by_dev = {}
-            hosts = []
-            for op in ops:
-                if op.type in _FREE_OPS or phase[op] != p:
-                    continue
-                if dev[op] == HOST:
-                    hosts.append(op)
-                else:
-                    by_dev.setdefault(dev[op], []).append(op)
+        for p, by_dev in enumerate(phase_groups(ops, phase, dev.get)):
+            hosts = by_dev.pop(HOST, [])
             for d, cops in by_dev.items():
                 self.segments.append(self._make_cluster(cops, d, p, fed, consumers,
                                                         fetch_set, dev))
-            for op in hosts:
-                self.segments.append(op)
+            self.segments.extend(hosts)
         # Free ops that something fetches directly (e.g. a constant) or host ops use.
-        self._free_values = [op for op in ops if op.type in _FREE_OPS]
+        self._free_values = [op for op in ops if op.type in FREE_OPS]
         self.has_host = any(not isinstance(s, _Cluster) for s in self.segments)
         self.n_clusters = sum(1 for s in self.segments if isinstance(s, _Cluster))
 
     def _make_cluster(self, cops, device, phase, fed, consumers, fetch_set, dev):
         members = set(cops)
         # Pull in the free ops (handles, constants) the cluster reads.
-        extra = []
         for op in cops:
             for t in op.inputs:
-                if t not in fed and t.op.type in _FREE_OPS and t.op not in members:
+                if t not in fed and t.op.type in FREE_OPS and t.op not in members:
                     members.add(t.op)
-                    extra.append(t.op)
         all_ops = sorted(members, key=lambda o: o._id)
-        inputs, seen = [], set()
-        for op in all_ops:
-            for t in op.inputs:
-                if (t in fed or t.op not in members) and t not in seen:
-                    seen.add(t)
-                    inputs.append(t)
-        outputs = []
-        for op in cops:
-            for o in op.outputs:
-                ext = [c for c in consumers.get(o, ()) if c not in members]
-                if o in fetch_set or ext:
-                    outputs.append(o)
+        inputs = cut_inputs(all_ops, fed)
+        outputs = cut_outputs(cops, members, consumers, fetch_set)
         for t in inputs:
             src = t.op
             if t not in fed and src in dev and dev[src] not in (HOST, device):
@@ -306,7 +267,7 @@ class SegmentedPlan:
         dev_of = {}
         for c in clusters:
             for op in c.ops:
-                if op.type not in _FREE_OPS:
+                if op.type not in FREE_OPS:
                     dev_of[op] = c.device
         fed = set(self.feeds)
         out = []

@@ -12,13 +12,13 @@ import warnings
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib._fileio import atomic_write
 from mylib._version import __version__
 from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import Operation, Tensor, get_default_graph
 from mylib.core.graph_import import _parse_input, import_graph_def
-from mylib.core.graph_io import (FunctionDef, GraphDef, MetaGraphDef, NodeDef, _atomic_write,
-                                 _check_plain, _meta_from_file_tree, _parse, _read,
-                                 _short, _Unencodable)
+from mylib.core.graph_io import (FunctionDef, GraphDef, MetaGraphDef, NodeDef, _check_plain,
+                                 _meta_from_file_tree, _parse, _read, _short, _Unencodable)
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.variables import Variable
 
@@ -111,7 +111,8 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if filename is not None:
         if as_text is None:
             as_text = os.path.splitext(filename)[1].lower() in (".json", ".pbtxt", ".txt")
-        _atomic_write(filename, meta.to_json() if as_text else meta.SerializeToString())
+        atomic_write(filename, meta.to_json() if as_text else meta.SerializeToString(),
+                     makedirs=True)
     return meta
 
 

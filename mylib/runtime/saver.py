@@ -41,7 +41,6 @@ import logging
 import os
 import re
 import struct
-import tempfile
 import threading
 import time
 import zlib
@@ -50,6 +49,7 @@ import numpy as np
 
 from mylib import errors
 from mylib.core.compat_args import unrecognized_kwargs, warn_ignored
+from mylib._fileio import atomic_write
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.x64 import with_x64
@@ -81,47 +81,6 @@ def _now():
 
 
 # ---------------------------------------------------------------- the data file
-def _write_chunks(f, chunks):
-    """Writes `chunks` (bytes-like) to the open file `f` (a seam for crash tests)."""
-    for c in chunks:
-        f.write(c)
-
-
-def _fsync_dir(dirname):
-    try:
-        fd = os.open(dirname or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path, chunks):
-    """Writes `chunks` to `path` atomically: a temporary file in the same directory,
-    flushed and fsynced, then renamed over `path`. On any error `path` is untouched
-    and the temporary file is removed."""
-    dirname = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=dirname)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write_chunks(f, chunks)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(dirname)
-
-
 def _allowed_dtypes():
     import ml_dtypes
 
@@ -183,7 +142,7 @@ def write_checkpoint_file(path, arrays):
         chunks.append(b)
         if _pad(b.nbytes):
             chunks.append(b"\0" * _pad(b.nbytes))
-    _atomic_write(path, chunks)
+    atomic_write(path, chunks)
     return path
 
 
@@ -437,7 +396,7 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
                             list(all_model_checkpoint_timestamps or []),
                             last_preserved_timestamp)
     path = _index_path(save_dir, latest_filename)
-    _atomic_write(path, [_index_text(state).encode("utf-8")])
+    atomic_write(path, _index_text(state))
 
 
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):

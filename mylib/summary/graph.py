@@ -6,6 +6,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import Graph
+from mylib.core.graph_io import _tensor_ref
 from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["to_tensorboard_graph_def"]
@@ -30,22 +31,38 @@ def to_tensorboard_graph_def(graph_or_graph_def, max_tensor_values=16):
     attrs become `AttrValue`s: dtype names -> ``type``, shapes (and ``_output_shapes``,
     added from a `Graph`, which labels the edges) -> ``shape``, scalars -> ``s/i/f/b``,
     arrays -> ``tensor`` (values only up to `max_tensor_values` elements), anything else
-    -> its short text in ``s``.
+    -> its short text in ``s``. A `Graph` is read from its ops, so an attr that a graph
+    file could not hold is still shown (by its text) and never fails the conversion.
     """
     from tensorboardX.proto import graph_pb2
 
-    gd = graph_or_graph_def
-    if isinstance(gd, Graph):
-        gd = gd.as_graph_def(add_shapes=True)
     out = graph_pb2.GraphDef()
-    for n in gd.node:
+    for name, op_type, inputs, device, attrs in _nodes(graph_or_graph_def):
         nd = out.node.add()
-        nd.name, nd.op, nd.device = n.name, n.op, n.device
-        nd.input.extend(n.input)
-        for k, v in n.attr.items():
-            _tb_attr(nd.attr[k], k, v, max_tensor_values)
+        nd.name, nd.op, nd.device = name, op_type, device or ""
+        nd.input.extend(inputs)
+        for k, v in attrs.items():
+            try:
+                _tb_attr(nd.attr[k], k, v, max_tensor_values)
+            except Exception:  # noqa: BLE001 - a display attribute must never fail a run
+                nd.attr[k].Clear()
+                nd.attr[k].s = type(v).__name__.encode("utf-8")
     out.versions.producer = 22
     return out
+
+
+def _nodes(graph_or_graph_def):
+    """(name, op type, inputs, device, attrs) of each node, in creation order."""
+    if not isinstance(graph_or_graph_def, Graph):
+        for n in graph_or_graph_def.node:
+            yield n.name, n.op, n.input, n.device, n.attr
+        return
+    for op in graph_or_graph_def.get_operations():
+        attrs = dict(op.attrs)
+        if op.outputs:
+            attrs["_output_shapes"] = [t.shape for t in op.outputs]
+        inputs = [_tensor_ref(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
+        yield op.name, op.type, inputs, op.device, attrs
 
 
 def _tb_dtype_enum(v):
@@ -57,6 +74,7 @@ def _tb_dtype_enum(v):
 
 
 def _tb_shape(proto, shape):
+    proto.SetInParent()  # a scalar's shape has no dims, yet is set
     shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
     if shape.rank is None:
         proto.unknown_rank = True
@@ -66,16 +84,17 @@ def _tb_shape(proto, shape):
 
 
 def _is_shape_like(v):
-    return isinstance(v, TensorShape) or (isinstance(v, tuple) and all(
+    return isinstance(v, TensorShape) or (isinstance(v, (tuple, list)) and all(
         d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in v))
 
 
 def _tb_attr(av, key, v, max_values):
     if isinstance(v, _dtypes.DType) or (isinstance(v, str) and (
-            key in ("dtype", "T", "out_type", "DstT", "SrcT", "Tout", "output_type")
+            key in ("dtype", "T", "out_type", "DstT", "SrcT", "Tout", "Tidx", "output_type")
             or key.endswith("dtype")) and _tb_dtype_enum(v) is not None):
         av.type = _tb_dtype_enum(v)
     elif key == "_output_shapes" and isinstance(v, list):
+        av.list.SetInParent()
         for s in v:
             _tb_shape(av.list.shape.add(), s)
     elif (key == "shape" or key.endswith("_shape")) and (v is None or _is_shape_like(v)):

@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 
+from mylib.summary.graph import to_tensorboard_graph_def
+
 __all__ = ["FileWriter"]
 
 
@@ -15,25 +17,6 @@ def _event_pb2():
     from tensorboardX.proto import event_pb2
 
     return event_pb2
-
-
-def _graph_def_proto(graph):
-    """TensorBoard's `GraphDef` proto for a mylib `Graph` (or a graph-def)."""
-    try:
-        from mylib.summary.graph import to_tensorboard_graph_def
-    except ImportError:  # pragma: no cover - graph_io is optional for this module
-        to_tensorboard_graph_def = None
-    if to_tensorboard_graph_def is not None:
-        return to_tensorboard_graph_def(graph)
-    from tensorboardX.proto import graph_pb2  # pragma: no cover
-
-    gd = graph_pb2.GraphDef()  # pragma: no cover
-    for op in graph.get_operations():  # pragma: no cover
-        n = gd.node.add()
-        n.name, n.op, n.device = op.name, op.type, op.device or ""
-        n.input.extend([t.name if t.value_index else t.op.name for t in op.inputs] +
-                       ["^" + c.name for c in op.control_inputs])
-    return gd  # pragma: no cover
 
 
 def run_metadata_proto(run_metadata):
@@ -133,7 +116,7 @@ class FileWriter:
         g = graph_def if graph_def is not None else graph
         if hasattr(g, "graph") and not hasattr(g, "get_operations"):
             g = g.graph  # a Session
-        gd = _graph_def_proto(g)
+        gd = to_tensorboard_graph_def(g)
         ev = _event_pb2().Event(graph_def=gd.SerializeToString())
         self._writer.add_event(ev, None if global_step is None else int(global_step))
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mylib as ml
-from mylib import errors
+from mylib import _fileio, errors
 from mylib.runtime import saver as saver_mod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -339,7 +339,7 @@ def _two_saves(tmp_path, crash):
 
 
 def test_crash_mid_write_leaves_previous_checkpoint(tmp_path, monkeypatch):
-    real = saver_mod._write_chunks
+    real = _fileio._write_chunks
 
     class Boom(Exception):
         pass
@@ -353,7 +353,7 @@ def test_crash_mid_write_leaves_previous_checkpoint(tmp_path, monkeypatch):
 
     @contextlib.contextmanager
     def crash():
-        monkeypatch.setattr(saver_mod, "_write_chunks", half_then_raise)
+        monkeypatch.setattr(_fileio, "_write_chunks", half_then_raise)
         with pytest.raises(Boom):
             yield
 
@@ -370,8 +370,8 @@ def test_killed_process_mid_save_leaves_previous_checkpoint(tmp_path):
         import os, sys
         sys.path.insert(0, {ROOT!r})
         import numpy as np, mylib as ml
-        from mylib.runtime import saver as S
-        real = S._write_chunks
+        from mylib import _fileio as F
+        real = F._write_chunks
         def die(f, chunks):
             data = b"".join(bytes(c) for c in chunks)
             real(f, [data[:len(data) // 2]]); f.flush()
@@ -382,7 +382,7 @@ def test_killed_process_mid_save_leaves_previous_checkpoint(tmp_path):
             sess.run(v.initializer)
             saver.save(sess, {str(tmp_path / "m")!r}, global_step=1)
             sess.run(v.assign_add(np.ones(1000, np.float32)))
-            S._write_chunks = die
+            F._write_chunks = die
             saver.save(sess, {str(tmp_path / "m")!r}, global_step=2)
     """)
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

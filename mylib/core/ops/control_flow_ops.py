@@ -34,7 +34,7 @@ from mylib import errors
 from mylib.core.compat_args import warn_ignored
 from mylib.core.func_graph import (build_function, call_function, get_function,
                                    unify_captures, variable_key)
-from mylib.core.graph import Operation, _user_frame, get_default_graph
+from mylib.core.graph import _user_frame, get_default_graph
 from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, constant_ops, state_ops
 from mylib.core.tensor_shape import TensorShape, as_shape
@@ -428,18 +428,10 @@ def _while_grad(op, *grads):
             "reverse steps" if not op.attrs["dynamic_max"] else
             "cannot differentiate a while_loop whose `maximum_iterations` is a run-time "
             "tensor: set `maximum_iterations` to a Python int or constant", op=op)
-    from mylib.core.gradients import VJP
+    from mylib.core.gradients import _generic_vjp
 
-    diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
-    if not any(diff_mask):
-        return [None] * len(op.inputs)
-    cts = [g if g is not None else constant_ops.zeros_like(o) for g, o in zip(grads, op.outputs)]
-    attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
-    res = VJP(*op.inputs, *cts, forward_type="StatelessWhileMasked", forward_attrs=attrs,
-              n_inputs=len(op.inputs), diff_mask=diff_mask)
-    res = list(res) if isinstance(res, tuple) else [res]
-    it = iter(res)
-    return [next(it) if m else None for m in diff_mask]
+    # The masked form (a scan of `maximum_iterations` steps) is reverse-differentiable.
+    return _generic_vjp(op, grads, forward_type="StatelessWhileMasked")
 
 
 def _paths(structure):

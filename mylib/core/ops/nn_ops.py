@@ -15,7 +15,7 @@ from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
+from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
 from mylib.core.ops import (_shape_rules, array_ops, constant_ops, math_ops, random_ops,
                             reduction_ops)

@@ -43,11 +43,18 @@ def _var_handle_shape(*, dtype, shape, shared_name, trainable=True):
 NotDifferentiable("VarHandleOp")
 
 
-def handle_var_spec(handle):
-    """(dtype, TensorShape) of the variable behind a handle tensor."""
+def handle_op(handle):
+    """The op behind resource tensor `handle`, through `Identity` ops: a `VarHandleOp`
+    for a variable's handle."""
     op = handle.op
     while op.type == "Identity":
         op = op.inputs[0].op
+    return op
+
+
+def handle_var_spec(handle):
+    """(dtype, TensorShape) of the variable behind a handle tensor."""
+    op = handle_op(handle)
     if op.type != "VarHandleOp":
         raise errors.InvalidArgumentError(
             f"'{handle.name}' is not a variable handle (produced by {op.type})")

@@ -1,0 +1,18 @@
+"""Names made from class names (``MeanSquaredError`` -> ``mean_squared_error``), shared
+by layers, losses and metrics for their default names.
+
+This module imports nothing from mylib, so every room may use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["to_snake_case"]
+
+
+def to_snake_case(name):
+    """`name` in snake case as Keras spells it: ``TopKCategoricalAccuracy`` ->
+    ``top_k_categorical_accuracy``, ``AUC`` -> ``auc``."""
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
