@@ -92,6 +92,42 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
         return None
     sync = set(sync_op_names)
     shaped = _shape_derived(ops, fed, set(fetch_tensors))
+    phase, gated = _assign_phases(ops, fed, in_set, task, sync, shaped)
+    _delay_floating(ops, fed, in_set, task, phase, gated, shaped)
+    consumers = {}
+    for op in ops:
+        for t in op.inputs:
+            consumers.setdefault(t, []).append(op)
+    fetch_set = set(fetch_tensors)
+    groups = {}
+    for op in ops:
+        if op.type in _FREE_OPS or op in shaped:
+            continue
+        groups.setdefault((phase[op], gated[op], task[op]), []).append(op)
+    phases = []
+    aggregate = set()
+    n_phases = 1 + max((k[0] for k in groups), default=0)
+    for p in range(n_phases):
+        segs = []
+        # Ungated segments of a phase before gated ones: a gated segment may consume
+        # an ungated one of the same phase and task.
+        for key in sorted((k for k in groups if k[0] == p),
+                          key=lambda k: (k[1], str(k[2]))):
+            seg = _segment(key, groups[key], fed, sync, shaped, consumers, fetch_set,
+                           aggregate)
+            if seg is not None:
+                segs.append(seg)
+        phases.append(segs)
+    # Fetched free ops (a fetched constant) are computed wherever the step runs.
+    return {"feeds": [t.name for t in feeds], "fetches": [t.name for t in fetch_tensors],
+            "targets": [op.name for op in target_ops], "phases": phases,
+            "aggregate": sorted(aggregate)}
+
+
+def _assign_phases(ops, fed, in_set, task, sync, shaped):
+    """``(phase, gated)``: each op's phase, one more than its latest source's where a
+    value crosses tasks, and whether it is gated (an op named in `sync` or downstream
+    of one)."""
     phase, gated = {}, {}
     for op in ops:
         p, gt = 0, op.name in sync
@@ -122,61 +158,43 @@ def build_spec(ops, feeds, fetch_tensors, target_ops, sync_op_names=(), force=Fa
             p = max(p, phase[src] + (1 if cross else 0))
         phase[op] = p
         gated[op] = gt
-    _delay_floating(ops, fed, in_set, task, phase, gated, shaped)
-    consumers = {}
-    for op in ops:
+    return phase, gated
+
+
+def _segment(key, ops, fed, sync, shaped, consumers, fetch_set, aggregate):
+    """The segment of `ops`, grouped under `key` = (phase, gated, task), with the shape
+    computations they use recomputed in it; its gated inputs that feed an op named in
+    `sync` are added to `aggregate`. None when it holds only NoOps with no outputs."""
+    members = list(ops)
+    mset = set(members)
+    pull = [t.op for op in members for t in op.inputs if t.op in shaped]
+    while pull:  # the shape computations the segment uses, recomputed in it
+        src = pull.pop()
+        if src not in mset:
+            mset.add(src)
+            members.append(src)
+            pull.extend(t.op for t in src.inputs if t.op in shaped)
+    members.sort(key=lambda o: o._id)
+    inputs, seen = [], set()
+    for op in members:
         for t in op.inputs:
-            consumers.setdefault(t, []).append(op)
-    fetch_set = set(fetch_tensors)
-    groups = {}
-    for op in ops:
-        if op.type in _FREE_OPS or op in shaped:
-            continue
-        groups.setdefault((phase[op], gated[op], task[op]), []).append(op)
-    phases = []
-    aggregate = set()
-    n_phases = 1 + max((k[0] for k in groups), default=0)
-    for p in range(n_phases):
-        segs = []
-        # Ungated segments of a phase before gated ones: a gated segment may consume
-        # an ungated one of the same phase and task.
-        for key in sorted((k for k in groups if k[0] == p),
-                          key=lambda k: (k[1], str(k[2]))):
-            members = list(groups[key])
-            mset = set(members)
-            pull = [t.op for op in members for t in op.inputs if t.op in shaped]
-            while pull:  # the shape computations the segment uses, recomputed in it
-                src = pull.pop()
-                if src not in mset:
-                    mset.add(src)
-                    members.append(src)
-                    pull.extend(t.op for t in src.inputs if t.op in shaped)
-            members.sort(key=lambda o: o._id)
-            inputs, seen = [], set()
-            for op in members:
-                for t in op.inputs:
-                    if t in seen or (t.op in mset) or (t.op.type in _FREE_OPS and t not in fed):
-                        continue
-                    seen.add(t)
-                    inputs.append(t)
-                    if key[1] and op.name in sync:
-                        aggregate.add(t.name)
-            outputs = []
-            for op in members:
-                for o in op.outputs:
-                    if o in fetch_set or any(c not in mset for c in consumers.get(o, ())):
-                        outputs.append(o)
-            if not outputs and all(o.type == "NoOp" for o in members):
-                continue  # only orders what the phases already order
-            seg = {"task": key[2], "gated": key[1], "ops": [o.name for o in members],
-                   "inputs": [t.name for t in inputs], "outputs": [t.name for t in outputs]}
-            seg["id"] = hashlib.sha1(json.dumps(seg, sort_keys=True).encode()).hexdigest()[:16]
-            segs.append(seg)
-        phases.append(segs)
-    # Fetched free ops (a fetched constant) are computed wherever the step runs.
-    return {"feeds": [t.name for t in feeds], "fetches": [t.name for t in fetch_tensors],
-            "targets": [op.name for op in target_ops], "phases": phases,
-            "aggregate": sorted(aggregate)}
+            if t in seen or (t.op in mset) or (t.op.type in _FREE_OPS and t not in fed):
+                continue
+            seen.add(t)
+            inputs.append(t)
+            if key[1] and op.name in sync:
+                aggregate.add(t.name)
+    outputs = []
+    for op in members:
+        for o in op.outputs:
+            if o in fetch_set or any(c not in mset for c in consumers.get(o, ())):
+                outputs.append(o)
+    if not outputs and all(o.type == "NoOp" for o in members):
+        return None  # only orders what the phases already order
+    seg = {"task": key[2], "gated": key[1], "ops": [o.name for o in members],
+           "inputs": [t.name for t in inputs], "outputs": [t.name for t in outputs]}
+    seg["id"] = hashlib.sha1(json.dumps(seg, sort_keys=True).encode()).hexdigest()[:16]
+    return seg
 
 
 def _delay_floating(ops, fed, in_set, task, phase, gated, shaped):
