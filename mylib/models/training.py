@@ -428,12 +428,10 @@ class Model(GraphNetworkMixin, Layer):
                 self, x, y, sample_weight, class_weight,
                 validation_split if validation_data is None else 0.0, batch_size, shuffle,
                 spe, validation_batch_size, validation_steps)
-        val = data.val  # (ys signature, sw ndim, batches())
-        if validation_data is not None:
-            val = da.validation_source(self, validation_data, validation_steps,
-                                       validation_batch_size or batch_size)
+        val = data.val if validation_data is None else da.validation_source(
+            self, validation_data, validation_steps, validation_batch_size or batch_size)
         train_fn = self._step_fn("train", data.ys, data.weighted, sw_ndim=data.sw_ndim)
-        if val is not None:
+        if val is not None:  # (ys signature, sw ndim, batches())
             self._step_fn("test", val[0], sw_ndim=val[1])
         verbose = 1 if verbose == "auto" else int(verbose)
         cb = cbks.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
@@ -442,7 +440,6 @@ class Model(GraphNetworkMixin, Layer):
         self.stop_training = False
         reset = self._reset_metrics_op()
         sess = self.session
-        names = self.metrics_names
         runner = self._train_steps(train_fn, data)
         self._resume_at = None
         cb.on_train_begin()
@@ -458,7 +455,7 @@ class Model(GraphNetworkMixin, Layer):
                               "the dataset or generator can produce `steps_per_epoch * "
                               "epochs` batches (e.g. with `.repeat()`).", stacklevel=2)
                 break
-            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}
+            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
             if val is not None and do_val(epoch):
                 vlogs = self._test_loop(val[2](), val[0], cb, sw_ndim=val[1])
                 epoch_logs.update({"val_" + k: v for k, v in vlogs.items()})
