@@ -8,6 +8,9 @@ and each compiled metric accumulate totals and counts in Variables). Each step o
 `fit` calls the session's raw callable with numpy batch slices: nothing is copied back
 to the host per step; the fetched running metric values stay on the device until a
 progress bar or the end of the epoch reads them.
+
+Input handling (arrays, weights, validation_split, datasets, epoch feeds) lives in
+`data_adapter.py`; the step graph itself is built in `step.py`.
 """
 
 from __future__ import annotations
