@@ -227,40 +227,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     g = ys[0].graph if ys else get_default_graph()
 
     with g.name_scope(name):
-        # Ops reachable backward from ys (data edges) ...
-        back = set()
-        stack = [y.op for y in ys]
-        while stack:
-            op = stack.pop()
-            if op in back:
-                continue
-            back.add(op)
-            for t in op.inputs:
-                if t not in stop:
-                    stack.append(t.op)
-        # ... and forward from xs.
-        fwd = set()
-        stack = [c for x in xs for c in x._consumers]
-        while stack:
-            op = stack.pop()
-            if op in fwd or op not in back:
-                continue
-            fwd.add(op)
-            for o in op.outputs:
-                stack.extend(o._consumers)
-        between = fwd  # already restricted to back
-
-        grads = {}  # tensor -> list of grads
-        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            if gy is None:
-                if not _is_diff(y):
-                    continue
-                gy = constant_ops.ones_like(y, name=None)
-            else:
-                gy = convert_to_tensor(gy, dtype_hint=y.dtype)
-                _check_grad_y(i, y, gy)
-            grads.setdefault(y, []).append(gy)
-
+        between = _ops_between(ys, xs, stop)
+        grads = _initial_grads(ys, grad_ys)  # tensor -> list of grads
         xset = set(xs)
         for op in sorted(between, key=lambda o: o._id, reverse=True):
             out_grads = [_aggregate(grads.get(o)) for o in op.outputs]
@@ -270,50 +238,107 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if og is not None:
                     grads[o] = [og]
             fn = get_gradient_function(op)
-            if fn is None:
-                continue
-            if not any(_is_diff(t) and t not in stop for t in op.inputs):
+            if fn is None or not any(_is_diff(t) and t not in stop for t in op.inputs):
                 continue
             with g.name_scope(op.name + "_grad"):
-                if fn == "vjp":
-                    in_grads = _generic_vjp(op, out_grads)
-                else:
-                    filled = [og if og is not None else
-                              (constant_ops.zeros_like(o) if o.dtype.is_differentiable else None)
-                              for og, o in zip(out_grads, op.outputs)]
-                    in_grads = fn(op, *filled)
-                if isinstance(in_grads, (Tensor, IndexedSlices)) or in_grads is None:
-                    in_grads = [in_grads]
-                in_grads = list(in_grads)
-                if len(in_grads) != len(op.inputs):
-                    raise errors.InvalidArgumentError(
-                        f"gradient function returned {len(in_grads)} gradients for "
-                        f"{len(op.inputs)} inputs", op=op)
-                for t, gi in zip(op.inputs, in_grads):
-                    if gi is None or t in stop or not _is_diff(t):
-                        continue
-                    if t.op not in between and t not in xset:
-                        continue
-                    if isinstance(gi, IndexedSlices):
-                        grads.setdefault(t, []).append(gi)
-                        continue
-                    gi = convert_to_tensor(gi)
-                    if t.dtype != _dtypes.resource:
-                        gi = _match_shape(gi, t)
-                        if gi.dtype != t.dtype and gi.dtype.is_differentiable:
-                            gi = math_ops.cast(gi, t.dtype)
-                    grads.setdefault(t, []).append(gi)
+                in_grads = _op_input_grads(op, fn, out_grads)
+                _add_input_grads(op, in_grads, grads, stop, between, xset)
+        return [_x_grad(x, x_in, grads, unconnected_gradients) for x, x_in in zip(xs, xs_in)]
 
-        result = []
-        for x, x_in in zip(xs, xs_in):
-            gx = _aggregate(grads.get(x))
-            if gx is None and unconnected_gradients == "zero":
-                if x.dtype == _dtypes.resource:
-                    gx = constant_ops.zeros_like(_as_value(x_in))
-                else:
-                    gx = constant_ops.zeros_like(x)
-            result.append(gx)
-        return result
+
+def _ops_between(ys, xs, stop):
+    """The ops on a data path from some x to some y that no `stop` tensor cuts."""
+    # Ops reachable backward from ys (data edges) ...
+    back = set()
+    stack = [y.op for y in ys]
+    while stack:
+        op = stack.pop()
+        if op in back:
+            continue
+        back.add(op)
+        for t in op.inputs:
+            if t not in stop:
+                stack.append(t.op)
+    # ... and forward from xs.
+    fwd = set()
+    stack = [c for x in xs for c in x._consumers]
+    while stack:
+        op = stack.pop()
+        if op in fwd or op not in back:
+            continue
+        fwd.add(op)
+        for o in op.outputs:
+            stack.extend(o._consumers)
+    return fwd  # already restricted to back
+
+
+def _initial_grads(ys, grad_ys):
+    """``{y: [grad]}``: `grad_ys`, checked, or ones for each differentiable y."""
+    grads = {}
+    for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+        if gy is None:
+            if not _is_diff(y):
+                continue
+            gy = constant_ops.ones_like(y, name=None)
+        else:
+            gy = convert_to_tensor(gy, dtype_hint=y.dtype)
+            _check_grad_y(i, y, gy)
+        grads.setdefault(y, []).append(gy)
+    return grads
+
+
+def _op_input_grads(op, fn, out_grads):
+    """The gradients of `op`'s inputs, one per input (None where there is none), from
+    its gradient function `fn` (or the generic VJP op) given its outputs' gradients."""
+    if fn == "vjp":
+        in_grads = _generic_vjp(op, out_grads)
+    else:
+        filled = [og if og is not None else
+                  (constant_ops.zeros_like(o) if o.dtype.is_differentiable else None)
+                  for og, o in zip(out_grads, op.outputs)]
+        in_grads = fn(op, *filled)
+    if isinstance(in_grads, (Tensor, IndexedSlices)) or in_grads is None:
+        in_grads = [in_grads]
+    in_grads = list(in_grads)
+    if len(in_grads) != len(op.inputs):
+        raise errors.InvalidArgumentError(
+            f"gradient function returned {len(in_grads)} gradients for "
+            f"{len(op.inputs)} inputs", op=op)
+    return in_grads
+
+
+def _add_input_grads(op, in_grads, grads, stop, between, xset):
+    """Records each input gradient that matters (its input is differentiable, not
+    stopped, and lies between xs and ys), dense ones summed back to the input's shape
+    and cast to its dtype."""
+    for t, gi in zip(op.inputs, in_grads):
+        if gi is None or t in stop or not _is_diff(t):
+            continue
+        if t.op not in between and t not in xset:
+            continue
+        if isinstance(gi, IndexedSlices):
+            grads.setdefault(t, []).append(gi)
+            continue
+        gi = convert_to_tensor(gi)
+        if t.dtype != _dtypes.resource:
+            gi = _match_shape(gi, t)
+            if gi.dtype != t.dtype and gi.dtype.is_differentiable:
+                from mylib.core.ops.math_ops import cast
+
+                gi = cast(gi, t.dtype)
+        grads.setdefault(t, []).append(gi)
+
+
+def _x_grad(x, x_in, grads, unconnected_gradients):
+    """The summed gradient of x; zeros of its shape for an unconnected x with
+    ``unconnected_gradients="zero"``, else None."""
+    gx = _aggregate(grads.get(x))
+    if gx is None and unconnected_gradients == "zero":
+        if x.dtype == _dtypes.resource:
+            gx = constant_ops.zeros_like(_as_value(x_in))
+        else:
+            gx = constant_ops.zeros_like(x)
+    return gx
 
 
 def _check_grad_y(i, y, gy):

@@ -121,9 +121,6 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         op type rejects; nothing is added when these are detected up front.
       ValueError: if an `input_map` or `return_elements` name is not in `graph_def`.
     """
-    from mylib.core.op_registry import get_op_def
-    from mylib.core.ops import array_ops
-
     gd = _as_graph_def(graph_def)
     graph = get_default_graph()
     nodes = gd.node
@@ -131,32 +128,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     name = "import" if name is None else name
 
     # --- validate everything that can be checked before adding ops ---
-    op_defs = []
-    for n in nodes:
-        try:
-            op_defs.append(get_op_def(n.op))
-        except errors.NotFoundError:
-            raise errors.NotFoundError(
-                f"Op type not registered '{n.op}' in node '{n.name}': importing a graph "
-                "accepts only op types registered in this process (import the module "
-                "that defines it first)") from None
-    mapped = {}
-    for k, v in (input_map or {}).items():
-        if not isinstance(k, str):
-            raise TypeError(f"input_map keys must be strings. Received: {k!r}")
-        ck = _canonical(k)
-        if _parse_input(k)[0] not in names:
-            raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{k}]")
-        if ck.startswith("^"):
-            mapped[ck] = v.op if isinstance(v, Tensor) else \
-                graph.as_graph_element(v, allow_tensor=False)
-        else:
-            from mylib.core.op_registry import convert_to_tensor
-
-            t = convert_to_tensor(v)
-            if t.graph is not graph:
-                raise ValueError(f"input_map['{k}'] = '{t.name}' is not in the default graph")
-            mapped[ck] = t
+    op_defs = _node_op_defs(nodes)
+    mapped = _resolve_input_map(input_map, names, graph)
     for ret in return_elements or []:
         if _parse_input(ret)[0] not in names:
             raise ValueError(f"Requested return_element '{ret}' not found in graph_def.")
@@ -165,23 +138,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 
     if graph.finalized:
         raise RuntimeError("Graph is finalized and cannot be modified.")
-    # A dry run into a scratch graph (mapped inputs stood in by placeholders of their
-    # dtype and shape) finds shape and attr errors before the real graph is touched.
-    # Its function graphs get throw-away names and are unregistered after.
-    scratch = Graph()
-    scratch_fns = []
-    try:
-        with scratch.as_default():
-            stand_ins = {ck: (array_ops.no_op() if ck.startswith("^") else
-                              array_ops.placeholder(t.dtype, t.shape.as_tuple()))
-                         for ck, t in mapped.items()}
-            _import_into(scratch, gd, op_defs, order, lib_info, stand_ins, _clear_devices,
-                         None, True, scratch_fns)
-    finally:
-        from mylib.core.func_graph import unregister
-
-        for fg in scratch_fns:
-            unregister(fg)
+    _dry_run(gd, op_defs, order, lib_info, mapped, _clear_devices)
     new_ops, used = _import_into(graph, gd, op_defs, order, lib_info, mapped,
                                  _clear_devices, name, False, [])
     unused = sorted(set(mapped) - used)
@@ -200,6 +157,66 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     return result
 
 
+def _node_op_defs(nodes):
+    """The registered `OpDef` of each node's op type."""
+    from mylib.core.op_registry import get_op_def
+
+    op_defs = []
+    for n in nodes:
+        try:
+            op_defs.append(get_op_def(n.op))
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"Op type not registered '{n.op}' in node '{n.name}': importing a graph "
+                "accepts only op types registered in this process (import the module "
+                "that defines it first)") from None
+    return op_defs
+
+
+def _resolve_input_map(input_map, names, graph):
+    """``{canonical name: Tensor or Operation of graph}`` from `input_map`, whose keys
+    must name nodes in `names`."""
+    mapped = {}
+    for k, v in (input_map or {}).items():
+        if not isinstance(k, str):
+            raise TypeError(f"input_map keys must be strings. Received: {k!r}")
+        ck = _canonical(k)
+        if _parse_input(k)[0] not in names:
+            raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{k}]")
+        if ck.startswith("^"):
+            mapped[ck] = v.op if isinstance(v, Tensor) else \
+                graph.as_graph_element(v, allow_tensor=False)
+        else:
+            from mylib.core.op_registry import convert_to_tensor
+
+            t = convert_to_tensor(v)
+            if t.graph is not graph:
+                raise ValueError(f"input_map['{k}'] = '{t.name}' is not in the default graph")
+            mapped[ck] = t
+    return mapped
+
+
+def _dry_run(gd, op_defs, order, lib_info, mapped, clear_devices):
+    """Imports `gd` into a scratch graph (mapped inputs stood in by placeholders of their
+    dtype and shape) to find shape and attr errors before the real graph is touched.
+    Its function graphs get throw-away names and are unregistered after."""
+    from mylib.core.func_graph import unregister
+    from mylib.core.ops import array_ops
+
+    scratch = Graph()
+    scratch_fns = []
+    try:
+        with scratch.as_default():
+            stand_ins = {ck: (array_ops.no_op() if ck.startswith("^") else
+                              array_ops.placeholder(t.dtype, t.shape.as_tuple()))
+                         for ck, t in mapped.items()}
+            _import_into(scratch, gd, op_defs, order, lib_info, stand_ins, clear_devices,
+                         None, True, scratch_fns)
+    finally:
+        for fg in scratch_fns:
+            unregister(fg)
+
+
 def _check_library(gd):
     """Validates `gd.library` before anything is added: op types registered (and not
     host ops) inside every function, inputs present, no cycles, refs of inputs, outputs
@@ -209,63 +226,75 @@ def _check_library(gd):
       dict function name -> (op_defs, topological order, names of the functions its
       nodes call, in first-use order).
     """
-    from mylib.core.func_graph import function_refs
-    from mylib.core.op_registry import get_op_def
-
     lib = gd.library
     info = {}
-
-    def callees(nodes, where):
-        out = []
-        for n in nodes:
-            for f in function_refs(n.op, n.attr):
-                if f not in lib:
-                    # Never bound to a live function of this process that happens to
-                    # have the name: it could be any other graph's.
-                    raise errors.InvalidArgumentError(
-                        f"import_graph_def: {where}node '{n.name}' ({n.op}) refers to the "
-                        f"function graph '{f}', which is not in the graph def's library")
-                if f not in out:
-                    out.append(f)
-        return out
-
     for fname, fdef in lib.items():
-        where = f"function '{fname}': "
-        if not isinstance(fdef, FunctionDef):
-            raise errors.InvalidArgumentError(
-                f"import_graph_def: library entry '{fname}' is a {type(fdef).__name__}, "
-                "not a FunctionDef")
-        op_defs = []
-        for n in fdef.node:
-            try:
-                od = get_op_def(n.op)
-            except errors.NotFoundError:
-                raise errors.NotFoundError(
-                    f"Op type not registered '{n.op}' in node '{n.name}' of function "
-                    f"'{fname}': importing a graph accepts only op types registered in "
-                    "this process (import the module that defines it first)") from None
-            if od.host:
+        info[fname] = _check_function(fname, fdef, lib)
+    _callees(gd.node, "", lib)
+    _check_no_call_cycle(lib, info)
+    return info
+
+
+def _callees(nodes, where, lib):
+    """The library functions `nodes` name, in first-use order; each must be in `lib`."""
+    from mylib.core.func_graph import function_refs
+
+    out = []
+    for n in nodes:
+        for f in function_refs(n.op, n.attr):
+            if f not in lib:
+                # Never bound to a live function of this process that happens to
+                # have the name: it could be any other graph's.
                 raise errors.InvalidArgumentError(
-                    f"import_graph_def: {where}node '{n.name}' is a host op ({n.op}), which "
-                    "cannot run inside cond/while_loop/scan")
-            op_defs.append(od)
+                    f"import_graph_def: {where}node '{n.name}' ({n.op}) refers to the "
+                    f"function graph '{f}', which is not in the graph def's library")
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def _check_function(fname, fdef, lib):
+    """``(op_defs, topological order, callees)`` of library function `fname`, checked."""
+    from mylib.core.op_registry import get_op_def
+
+    where = f"function '{fname}': "
+    if not isinstance(fdef, FunctionDef):
+        raise errors.InvalidArgumentError(
+            f"import_graph_def: library entry '{fname}' is a {type(fdef).__name__}, "
+            "not a FunctionDef")
+    op_defs = []
+    for n in fdef.node:
         try:
-            order = _topological(fdef.node)
-        except errors.InvalidArgumentError as e:
+            od = get_op_def(n.op)
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"Op type not registered '{n.op}' in node '{n.name}' of function "
+                f"'{fname}': importing a graph accepts only op types registered in "
+                "this process (import the module that defines it first)") from None
+        if od.host:
             raise errors.InvalidArgumentError(
-                e.message.replace("import_graph_def: ", f"import_graph_def: {where}", 1)
-            ) from None
-        by_name = {n.name for n in fdef.node}
-        refs = ([("input", r) for r in fdef.input] + [("output", r) for r in fdef.output]
-                + [("capture", c[1]) for c in fdef.capture])
-        for kind, r in refs:
-            src, _, ctrl = _parse_input(r)
-            if ctrl or src not in by_name:
-                raise errors.InvalidArgumentError(
-                    f"import_graph_def: {where}{kind} '{r}' names no tensor of the function")
-        info[fname] = (op_defs, order, callees(fdef.node, where))
-    callees(gd.node, "")
-    # No function may (transitively) call itself.
+                f"import_graph_def: {where}node '{n.name}' is a host op ({n.op}), which "
+                "cannot run inside cond/while_loop/scan")
+        op_defs.append(od)
+    try:
+        order = _topological(fdef.node)
+    except errors.InvalidArgumentError as e:
+        raise errors.InvalidArgumentError(
+            e.message.replace("import_graph_def: ", f"import_graph_def: {where}", 1)
+        ) from None
+    by_name = {n.name for n in fdef.node}
+    refs = ([("input", r) for r in fdef.input] + [("output", r) for r in fdef.output]
+            + [("capture", c[1]) for c in fdef.capture])
+    for kind, r in refs:
+        src, _, ctrl = _parse_input(r)
+        if ctrl or src not in by_name:
+            raise errors.InvalidArgumentError(
+                f"import_graph_def: {where}{kind} '{r}' names no tensor of the function")
+    return op_defs, order, _callees(fdef.node, where, lib)
+
+
+def _check_no_call_cycle(lib, info):
+    """No function may (transitively) call itself."""
     state = {}
 
     def visit(f, path):
@@ -282,7 +311,6 @@ def _check_library(gd):
 
     for f in lib:
         visit(f, [])
-    return info
 
 
 def _tensor_in(ops, ref, where):
@@ -352,29 +380,54 @@ def _import_into(graph, gd, op_defs, order, lib_info, mapped, clear_devices, sco
     tensors of its enclosing graph; renames variable shared names inside functions and
     in ``var_keys`` attrs as the import renamed the variables. Appends every function
     graph made to `built_fns`. Returns ``(new_ops, used)`` as `_create_ops`."""
-    from mylib.core.func_graph import FuncGraph, rewrite_function_attrs
-
     lib = gd.library
-    fn_map, built = {}, {}  # old name -> new name; old name -> [fg, ops]
+    fns = _FunctionImport(lib, lib_info, clear_devices, fresh, built_fns)
     renamed = {}  # old shared name -> new (variables renamed by the import scope)
-    used = set()
+    root_own = []
+    for c in _root_callees(gd, lib):
+        if c not in fns.built:
+            fns.build(c, graph)
+            root_own.append(c)
+    with graph.name_scope(scope) if scope else _null():
+        new_ops, used_root = _create_ops(graph, fns.rewrite(gd.node), op_defs, order, mapped,
+                                         clear_devices, renamed)
+    fns.used |= used_root
+    for c in root_own:
+        fns.bind(c, new_ops, mapped)
+    if renamed:
+        _rename_shared_names(gd, new_ops, fns.built, renamed)
+    return new_ops, fns.used
 
-    def rewrite(nodes):
+
+class _FunctionImport:
+    """The function graphs of one import of a library: `build` creates one (its callees
+    first, inside it), `bind` binds its captures to tensors of its enclosing graph,
+    `rewrite` renames the functions that nodes' attrs name to the names they got."""
+
+    def __init__(self, lib, lib_info, clear_devices, fresh, built_fns):
+        self.lib, self.lib_info = lib, lib_info
+        self.clear_devices, self.fresh, self.built_fns = clear_devices, fresh, built_fns
+        self.fn_map, self.built = {}, {}  # old name -> new name; old name -> [fg, ops]
+        self.used = set()  # input_map keys used by captures
+
+    def rewrite(self, nodes):
+        from mylib.core.func_graph import rewrite_function_attrs
+
         out = []
         for n in nodes:
-            a = rewrite_function_attrs(n.op, n.attr, fn_map)
+            a = rewrite_function_attrs(n.op, n.attr, self.fn_map)
             out.append(n if a is n.attr else
                        NodeDef(n.name, n.op, n.input, n.device, a, n.debug_info))
         return out
 
-    def bind(fname, outer_ops, outer_mapped):
-        fdef, (fg, ops) = lib[fname], built[fname]
+    def bind(self, fname, outer_ops, outer_mapped):
+        fdef, (fg, ops) = self.lib[fname], self.built[fname]
         where = f"function '{fname}': "
         pairs = []
         for outer_ref, inner_ref in fdef.capture:
             ck = _canonical(outer_ref)
             if ck in outer_mapped:
-                used.add(ck)
+                self.used.add(ck)
                 o = outer_mapped[ck]
             else:
                 src, _, _ = _parse_input(outer_ref)
@@ -391,59 +444,55 @@ def _import_into(graph, gd, op_defs, order, lib_info, mapped, clear_devices, sco
             pairs.append((o, i))
         fg.bind_captures(pairs)
 
-    def build(fname, outer):
-        fdef = lib[fname]
-        f_op_defs, f_order, callees = lib_info[fname]
+    def build(self, fname, outer):
+        from mylib.core.func_graph import FuncGraph
+
+        fdef = self.lib[fname]
+        f_op_defs, f_order, callees = self.lib_info[fname]
         where = f"function '{fname}': "
-        fg = FuncGraph.for_import(fname, outer, fresh)
-        built_fns.append(fg)
-        fn_map[fname] = fg.name
-        built[fname] = [fg, None]
+        fg = FuncGraph.for_import(fname, outer, self.fresh)
+        self.built_fns.append(fg)
+        self.fn_map[fname] = fg.name
+        self.built[fname] = [fg, None]
         own = []
         for c in callees:
-            if c not in built:
-                build(c, fg)
+            if c not in self.built:
+                self.build(c, fg)
                 own.append(c)
         try:
-            ops, _ = _create_ops(fg, rewrite(fdef.node), f_op_defs, f_order, {},
-                                 clear_devices)
+            ops, _ = _create_ops(fg, self.rewrite(fdef.node), f_op_defs, f_order, {},
+                                 self.clear_devices)
         except errors.OpError as e:
             raise type(e)(f"import_graph_def: in function '{fname}': {e.message}") from None
-        built[fname][1] = ops
+        self.built[fname][1] = ops
         outs = [_tensor_in(ops, r, where) for r in fdef.output]
         fg.set_signature([_tensor_in(ops, r, where) for r in fdef.input], outs,
                          _structure_from_data(fdef.structure, outs, where))
         for c in own:
-            bind(c, ops, {})
+            self.bind(c, ops, {})
 
-    root_own = []
-    for c in _root_callees(gd, lib):
-        if c not in built:
-            build(c, graph)
-            root_own.append(c)
-    with graph.name_scope(scope) if scope else _null():
-        new_ops, used_root = _create_ops(graph, rewrite(gd.node), op_defs, order, mapped,
-                                         clear_devices, renamed)
-    used |= used_root
-    for c in root_own:
-        bind(c, new_ops, mapped)
-    if renamed:
-        for n in gd.node:
-            op = new_ops[n.name]
-            old = n.attr.get("shared_name")
-            if op.type == "VarHandleOp" and old in renamed and op.attrs["shared_name"] == old:
-                op.attrs["shared_name"] = renamed[old]
-        every = list(new_ops.values()) + [o for fg, ops in built.values()
-                                          for o in ops.values()]
-        in_fns = {id(o) for fg, ops in built.values() for o in ops.values()}
-        for op in every:
-            if op.type == "VarHandleOp" and id(op) in in_fns and \
-                    op.attrs.get("shared_name") in renamed:
-                op.attrs["shared_name"] = renamed[op.attrs["shared_name"]]
-            a = rewrite_function_attrs(op.type, op.attrs, {}, renamed)
-            if a is not op.attrs:
-                op.attrs.update(a)
-    return new_ops, used
+
+def _rename_shared_names(gd, new_ops, built, renamed):
+    """Variables the import scope renamed (`renamed`: old shared name -> new) keep
+    their identity: imported handle ops, handle ops inside the function graphs and
+    attrs that name variables (``var_keys``) follow the new names."""
+    from mylib.core.func_graph import rewrite_function_attrs
+
+    for n in gd.node:
+        op = new_ops[n.name]
+        old = n.attr.get("shared_name")
+        if op.type == "VarHandleOp" and old in renamed and op.attrs["shared_name"] == old:
+            op.attrs["shared_name"] = renamed[old]
+    every = list(new_ops.values()) + [o for fg, ops in built.values()
+                                      for o in ops.values()]
+    in_fns = {id(o) for fg, ops in built.values() for o in ops.values()}
+    for op in every:
+        if op.type == "VarHandleOp" and id(op) in in_fns and \
+                op.attrs.get("shared_name") in renamed:
+            op.attrs["shared_name"] = renamed[op.attrs["shared_name"]]
+        a = rewrite_function_attrs(op.type, op.attrs, {}, renamed)
+        if a is not op.attrs:
+            op.attrs.update(a)
 
 
 def _root_callees(gd, lib):

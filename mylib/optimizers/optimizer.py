@@ -272,50 +272,8 @@ class Optimizer:
         self._ensure_built(graph, kept[0][1])
         with graph.as_default(), graph.name_scope(""), graph.name_scope(self._scope), \
                 graph.name_scope(name or "update"):
-            # A parameter-server strategy in synchronous mode marks each gradient as
-            # the mean over the aggregated replicas (`aggregate_gradient`).
-            policy = get_policy(graph)
-            aggregate = policy.aggregate_gradient if policy is not None else None
-            dense, sparse_ops, dense_kept = [], [], []
-            for g, v in kept:
-                if aggregate is not None:
-                    g = aggregate(g, v)
-                if isinstance(g, IndexedSlices) and self._sparse_rule(v):
-                    # Only the rows it names are updated, by a scatter on the variable
-                    # (where a parameter server holds it): TensorFlow's sparse apply.
-                    sparse_ops.append(self._apply_sparse(g, v))
-                    continue
-                dense_kept.append((g, v))
-                if isinstance(g, IndexedSlices):
-                    # Made dense where the variable lives: only the rows travel there.
-                    with graph.colocate_with(v.handle.op):
-                        g = indexed_slices_to_dense(g)
-                dense.append(convert_to_tensor(g))
-            if self.global_clipnorm is not None:
-                # The global norm spans every variable: clip in graph ops first, so the
-                # per-device update ops below each see already-clipped gradients.
-                from mylib.core.ops.clip_ops import clip_by_global_norm
-
-                dense, _ = clip_by_global_norm(dense, self.global_clipnorm)
-            step = self._iterations.value()
-            lr = None if self._lr_var is None else self._lr_var.value()
-            # One update op per device, colocated with its variables (as TensorFlow's
-            # per-variable ResourceApply* ops), so variables never leave their device.
-            groups = {}
-            for (g, v), d in zip(dense_kept, dense):
-                groups.setdefault(v.handle.op.device, []).append((d, v))
-            apply_ops = list(sparse_ops)
-            for members in groups.values():
-                first = members[0][1]
-                with graph.colocate_with(first.handle.op):
-                    apply_ops.append(training_ops.resource_apply_optax(
-                        step, lr, [v.handle for _, v in members],
-                        [s.handle for _, v in members for s in self._get_slots(v)],
-                        [d for d, _ in members],
-                        optimizer=self._kind, hparams=self._hparams(),
-                        schedule=self._schedule_id, clipnorm=self.clipnorm,
-                        global_clipnorm=None, clipvalue=self.clipvalue,
-                        weight_decay=self.weight_decay))
+            dense_kept, dense, sparse_ops = self._split_gradients(graph, kept)
+            apply_ops = sparse_ops + self._dense_apply_ops(graph, dense_kept, dense)
             with graph.control_dependencies(apply_ops):
                 inc = state_ops.assign_add_variable_op(
                     self._iterations.handle, constant_ops.constant(1, dtype=_dtypes.int64))
@@ -331,6 +289,60 @@ class Optimizer:
             if not after:
                 return apply_op
             return array_ops.group(apply_op, *after, name="apply")
+
+    def _split_gradients(self, graph, kept):
+        """``(dense pairs, their dense gradients, sparse update ops)``: each gradient
+        aggregated over replicas where a strategy says so; an `IndexedSlices` one
+        applied to its rows where the optimizer allows, else made dense; then the
+        dense ones clipped by `global_clipnorm`."""
+        # A parameter-server strategy in synchronous mode marks each gradient as
+        # the mean over the aggregated replicas (`aggregate_gradient`).
+        policy = get_policy(graph)
+        aggregate = policy.aggregate_gradient if policy is not None else None
+        dense, sparse_ops, dense_kept = [], [], []
+        for g, v in kept:
+            if aggregate is not None:
+                g = aggregate(g, v)
+            if isinstance(g, IndexedSlices) and self._sparse_rule(v):
+                # Only the rows it names are updated, by a scatter on the variable
+                # (where a parameter server holds it): TensorFlow's sparse apply.
+                sparse_ops.append(self._apply_sparse(g, v))
+                continue
+            dense_kept.append((g, v))
+            if isinstance(g, IndexedSlices):
+                # Made dense where the variable lives: only the rows travel there.
+                with graph.colocate_with(v.handle.op):
+                    g = indexed_slices_to_dense(g)
+            dense.append(convert_to_tensor(g))
+        if self.global_clipnorm is not None:
+            # The global norm spans every variable: clip in graph ops first, so the
+            # per-device update ops below each see already-clipped gradients.
+            from mylib.core.ops.clip_ops import clip_by_global_norm
+
+            dense, _ = clip_by_global_norm(dense, self.global_clipnorm)
+        return dense_kept, dense, sparse_ops
+
+    def _dense_apply_ops(self, graph, dense_kept, dense):
+        """One update op per device, colocated with its variables (as TensorFlow's
+        per-variable ResourceApply* ops), so variables never leave their device."""
+        step = self._iterations.value()
+        lr = None if self._lr_var is None else self._lr_var.value()
+        groups = {}
+        for (g, v), d in zip(dense_kept, dense):
+            groups.setdefault(v.handle.op.device, []).append((d, v))
+        apply_ops = []
+        for members in groups.values():
+            first = members[0][1]
+            with graph.colocate_with(first.handle.op):
+                apply_ops.append(training_ops.resource_apply_optax(
+                    step, lr, [v.handle for _, v in members],
+                    [s.handle for _, v in members for s in self._get_slots(v)],
+                    [d for d, _ in members],
+                    optimizer=self._kind, hparams=self._hparams(),
+                    schedule=self._schedule_id, clipnorm=self.clipnorm,
+                    global_clipnorm=None, clipvalue=self.clipvalue,
+                    weight_decay=self.weight_decay))
+        return apply_ops
 
     def _sparse_rule(self, var):
         """Whether an `IndexedSlices` gradient of `var` may be applied to its rows only

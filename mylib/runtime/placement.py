@@ -75,6 +75,37 @@ def place(ops, config=None, devices=None):
     by_name = {op.name: op for op in ops}
 
     # 1. Colocation groups (union-find over loc:@ references).
+    find, groups = _colocation_groups(ops)
+    # 2. The group's constraint: every explicit device in it must agree.
+    group_dev = {}
+    for root, members in groups.items():
+        group_dev[root] = _group_constraint(root, members, by_name)
+
+    placed = {}
+    for op in ops:  # ops arrive in topological order
+        if op.op_def.host:
+            placed[op] = None
+            continue
+        root = find(op.name)
+        if root in group_dev and group_dev[root] is not None:
+            req_op, req = group_dev[root]
+            placed[op] = _resolve(op, req, devices, soft)
+            continue
+        # 3. Unconstrained: follow the heaviest placed input.
+        best = _heaviest_input_device(op, placed)
+        placed[op] = best if best is not None else default
+    _follow_group_heads(groups, group_dev, by_name, placed)
+    if log:
+        for op in ops:
+            d = placed[op]
+            sys.stderr.write(f"{op.name}: ({op.type}): "
+                             f"{'/job:localhost/replica:0/task:0/device:CPU:0 (host)' if d is None else device_name(d)}\n")
+    return placed
+
+
+def _colocation_groups(ops):
+    """``(find, groups)``: `find(name)` gives the root of an op's colocation group (ops
+    joined by their ``loc:@`` references), `groups` maps each root to its ops."""
     parent = {}
 
     def find(x):
@@ -93,50 +124,49 @@ def place(ops, config=None, devices=None):
     groups = {}
     for op in ops:
         groups.setdefault(find(op.name), []).append(op)
-    # The group's constraint: every explicit device in it must agree.
-    group_dev = {}
-    for root, members in groups.items():
-        head = by_name.get(root)
-        reqs = [(m, m.device) for m in members if m.device]
-        if head is None:
-            # The group head is outside this step: use its device from the graph.
-            g = members[0].graph
-            try:
-                h = g.get_operation_by_name(root)
-                if h.device:
-                    reqs.insert(0, (h, h.device))
-            except KeyError:
-                pass
-        chosen = None
-        for m, req in reqs:
-            if chosen is None:
-                chosen = (m, req)
-            elif not _compatible(chosen[1], req):
-                raise errors.InvalidArgumentError(
-                    f"cannot colocate '{m.name}' (device {req!r}) with '{chosen[0].name}' "
-                    f"(device {chosen[1]!r}): they are in one colocation group", op=m)
-        group_dev[root] = chosen
+    return find, groups
 
-    placed = {}
-    for op in ops:  # ops arrive in topological order
-        if op.op_def.host:
-            placed[op] = None
-            continue
-        root = find(op.name)
-        if root in group_dev and group_dev[root] is not None:
-            req_op, req = group_dev[root]
-            placed[op] = _resolve(op, req, devices, soft)
-            continue
-        # 3. Unconstrained: follow the heaviest placed input.
-        best, best_bytes = None, -1
-        for t in op.inputs:
-            d = placed.get(t.op)
-            if d is not None and t.op.type not in ("Const",):
-                b = _nbytes(t)
-                if b > best_bytes:
-                    best, best_bytes = d, b
-        placed[op] = best if best is not None else default
-    # Colocated ops that were unconstrained follow their group's first placed member.
+
+def _group_constraint(root, members, by_name):
+    """``(op, device string)`` of the first explicit device in the group rooted at
+    `root` (the head's, when the head is outside this step), None if there is none;
+    every other explicit device in the group must agree with it."""
+    head = by_name.get(root)
+    reqs = [(m, m.device) for m in members if m.device]
+    if head is None:
+        # The group head is outside this step: use its device from the graph.
+        g = members[0].graph
+        try:
+            h = g.get_operation_by_name(root)
+            if h.device:
+                reqs.insert(0, (h, h.device))
+        except KeyError:
+            pass
+    chosen = None
+    for m, req in reqs:
+        if chosen is None:
+            chosen = (m, req)
+        elif not _compatible(chosen[1], req):
+            raise errors.InvalidArgumentError(
+                f"cannot colocate '{m.name}' (device {req!r}) with '{chosen[0].name}' "
+                f"(device {chosen[1]!r}): they are in one colocation group", op=m)
+    return chosen
+
+
+def _heaviest_input_device(op, placed):
+    """The device of `op`'s largest placed input (constants aside), else None."""
+    best, best_bytes = None, -1
+    for t in op.inputs:
+        d = placed.get(t.op)
+        if d is not None and t.op.type not in ("Const",):
+            b = _nbytes(t)
+            if b > best_bytes:
+                best, best_bytes = d, b
+    return best
+
+
+def _follow_group_heads(groups, group_dev, by_name, placed):
+    """Colocated ops that were unconstrained follow their group's first placed member."""
     for root, members in groups.items():
         if group_dev.get(root) is None and len(members) > 1:
             head = by_name.get(root)
@@ -146,12 +176,6 @@ def place(ops, config=None, devices=None):
             for m in members:
                 if placed.get(m) is not None:
                     placed[m] = d
-    if log:
-        for op in ops:
-            d = placed[op]
-            sys.stderr.write(f"{op.name}: ({op.type}): "
-                             f"{'/job:localhost/replica:0/task:0/device:CPU:0 (host)' if d is None else device_name(d)}\n")
-    return placed
 
 
 def _compatible(a, b):

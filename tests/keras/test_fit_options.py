@@ -71,7 +71,7 @@ def test_validation_steps_limits_batches():
 
 
 def test_shuffle_batch_keeps_chunks():
-    from mylib.models.training import _batch_order
+    from mylib.models.data_adapter import batch_order as _batch_order
 
     order = _batch_order(23, 5)
     assert sorted(order.tolist()) == list(range(23))

@@ -247,7 +247,7 @@ def test_progress_bar_counts_every_batch(capsys):
 
 
 def test_grouping_of_batches_into_executions():
-    from mylib.models.training import _executions
+    from mylib.models.data_adapter import executions as _executions
 
     def batches(sizes):
         return enumerate([np.zeros((n, 2)), np.zeros(n)] for n in sizes)

@@ -473,69 +473,91 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                          f"Received: loop_vars={loop_vars!r}")
     tensors = [convert_to_tensor(v) for v in leaves]
     paths = ["loop_vars" + p for p in _paths(loop_vars)]
-    if shape_invariants is not None:
-        invs = tree.flatten_up_to(shape_invariants)
-        shapes = []
-        for i, (t, s) in enumerate(zip(tensors, invs)):
-            s = as_shape(s)
-            if not s.is_compatible_with(t.shape):
-                raise errors.InvalidArgumentError(
-                    f"while_loop: the shape invariant {_fmt(s)} of loop variable {i} "
-                    f"({paths[i]}) '{t.name}' is not compatible with its "
-                    f"initial shape {_fmt(t.shape)}" + _where())
-            shapes.append(s)
-    else:
-        shapes = [t.shape for t in tensors]
+    shapes = _loop_var_shapes(tensors, tree, paths, shape_invariants)
     specs = _tree.tree_unflatten(tree, [TensorSpec(s, t.dtype) for s, t in zip(shapes, tensors)])
     unpack = isinstance(loop_vars, (list, tuple))
     g = get_default_graph()
     with g.name_scope(name or "while"):
         cfg = build_function(cond, specs, "while_cond", unpack=unpack)
-        if len(cfg.outputs) != 1 or cfg.outputs[0].dtype != _dtypes.bool_ or \
-                cfg.outputs[0].shape.rank not in (None, 0):
-            raise errors.InvalidArgumentError(
-                "while_loop: cond must return one scalar bool tensor. Received: "
-                f"{cfg.structured_outputs!r}" + _where())
-        if cfg.effectful_ops():
-            raise errors.UnimplementedError(
-                "while_loop: cond must not assign variables or draw random numbers "
-                f"(found {cfg.effectful_ops()[0].type}); do it in the body" + _where())
+        _check_while_cond(cfg)
         bfg = build_function(body, specs, "while_body", unpack=unpack)
-        if len(bfg.outputs) != len(tensors):
-            raise errors.InvalidArgumentError(
-                f"while_loop: body returns {len(bfg.outputs)} tensors for "
-                f"{len(tensors)} loop variables (structure {tree})" + _where())
-        for i, (inp, out) in enumerate(zip(bfg.inputs, bfg.outputs)):
-            var = f"loop variable {i} ({paths[i]}) '{tensors[i].name}'"
-            if inp.dtype != out.dtype:
-                raise errors.InvalidArgumentError(
-                    f"while_loop: {var} has dtype {inp.dtype.name} on entry but the body "
-                    f"returns {out.dtype.name} for it; cast it in the body" + _where())
-            if not inp.shape.is_compatible_with(out.shape) or (
-                    inp.shape.rank is not None and out.shape.rank is None):
-                raise errors.InvalidArgumentError(
-                    f"while_loop: {var} enters the loop with shape {_fmt(inp.shape)}, but "
-                    f"has shape {_fmt(out.shape)} after one iteration. To allow the shape to vary "
-                    "across iterations, use the `shape_invariants` argument of "
-                    "while_loop to specify a less-specific shape." + _where())
+        _check_while_body(bfg, tensors, tree, paths)
         ext, var_inputs, keys, stateful = _external_inputs([cfg, bfg])
-        static_max, dyn = None, []
-        if maximum_iterations is not None:
-            if isinstance(maximum_iterations, (int, np.integer)):
-                static_max = int(maximum_iterations)
-            else:
-                mt = convert_to_tensor(maximum_iterations)
-                cv = constant_ops.constant_value(mt)
-                if cv is not None:
-                    static_max = int(cv)
-                else:
-                    dyn = [mt]
+        static_max, dyn = _max_iterations(maximum_iterations)
         opdef = While if stateful else StatelessWhile
         op = opdef.create([*tensors, *dyn, *ext, *var_inputs],
                           {"cond": cfg.name, "body": bfg.name, "var_keys": keys,
                            "maximum_iterations": static_max, "dynamic_max": bool(dyn)},
                           name=opdef.name)
     return _tree.tree_unflatten(tree, op.outputs)
+
+
+def _loop_var_shapes(tensors, tree, paths, shape_invariants):
+    """The loop variables' shapes in the loop: their shape invariants, each checked
+    against the initial shape, else the initial shapes."""
+    if shape_invariants is None:
+        return [t.shape for t in tensors]
+    invs = tree.flatten_up_to(shape_invariants)
+    shapes = []
+    for i, (t, s) in enumerate(zip(tensors, invs)):
+        s = as_shape(s)
+        if not s.is_compatible_with(t.shape):
+            raise errors.InvalidArgumentError(
+                f"while_loop: the shape invariant {_fmt(s)} of loop variable {i} "
+                f"({paths[i]}) '{t.name}' is not compatible with its "
+                f"initial shape {_fmt(t.shape)}" + _where())
+        shapes.append(s)
+    return shapes
+
+
+def _check_while_cond(cfg):
+    """`cond` must return one scalar bool and have no effects."""
+    if len(cfg.outputs) != 1 or cfg.outputs[0].dtype != _dtypes.bool_ or \
+            cfg.outputs[0].shape.rank not in (None, 0):
+        raise errors.InvalidArgumentError(
+            "while_loop: cond must return one scalar bool tensor. Received: "
+            f"{cfg.structured_outputs!r}" + _where())
+    if cfg.effectful_ops():
+        raise errors.UnimplementedError(
+            "while_loop: cond must not assign variables or draw random numbers "
+            f"(found {cfg.effectful_ops()[0].type}); do it in the body" + _where())
+
+
+def _check_while_body(bfg, tensors, tree, paths):
+    """`body` must return each loop variable with its dtype and a compatible shape."""
+    if len(bfg.outputs) != len(tensors):
+        raise errors.InvalidArgumentError(
+            f"while_loop: body returns {len(bfg.outputs)} tensors for "
+            f"{len(tensors)} loop variables (structure {tree})" + _where())
+    for i, (inp, out) in enumerate(zip(bfg.inputs, bfg.outputs)):
+        var = f"loop variable {i} ({paths[i]}) '{tensors[i].name}'"
+        if inp.dtype != out.dtype:
+            raise errors.InvalidArgumentError(
+                f"while_loop: {var} has dtype {inp.dtype.name} on entry but the body "
+                f"returns {out.dtype.name} for it; cast it in the body" + _where())
+        if not inp.shape.is_compatible_with(out.shape) or (
+                inp.shape.rank is not None and out.shape.rank is None):
+            raise errors.InvalidArgumentError(
+                f"while_loop: {var} enters the loop with shape {_fmt(inp.shape)}, but "
+                f"has shape {_fmt(out.shape)} after one iteration. To allow the shape to vary "
+                "across iterations, use the `shape_invariants` argument of "
+                "while_loop to specify a less-specific shape." + _where())
+
+
+def _max_iterations(maximum_iterations):
+    """``(static bound or None, [bound tensor] when it is known only at run time)``."""
+    static_max, dyn = None, []
+    if maximum_iterations is not None:
+        if isinstance(maximum_iterations, (int, np.integer)):
+            static_max = int(maximum_iterations)
+        else:
+            mt = convert_to_tensor(maximum_iterations)
+            cv = constant_ops.constant_value(mt)
+            if cv is not None:
+                static_max = int(cv)
+            else:
+                dyn = [mt]
+    return static_max, dyn
 
 
 # ================================================================ scan / map_fn

@@ -1,0 +1,214 @@
+"""The `Metric` base (state Variables, `update_state`, `result`, `reset_state`), the
+weighted reductions `Sum` and `Mean`, `MeanMetricWrapper` of a per-sample function,
+and the helpers the metric modules share."""
+
+from __future__ import annotations
+
+from mylib._naming import to_snake_case
+from mylib.core import dtypes as _dtypes
+from mylib.core.graph import GraphKeys, Tensor, get_default_graph
+from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
+from mylib.core.variables import Variable
+from mylib.losses import squeeze_or_expand_to_same_rank
+
+
+def _graph_of(*xs):
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x.graph
+        g = getattr(x, "graph", None)
+        if g is not None:
+            return g
+    return get_default_graph()
+
+
+def _float(x):
+    x = convert_to_tensor(x, dtype_hint=_dtypes.float32)
+    return x if x.dtype == _dtypes.float32 else math_ops.cast(x, _dtypes.float32)
+
+
+class Metric:
+    """Base of the metrics: state Variables, `update_state`, `result`, `reset_state`.
+
+    Subclasses declare state in `build_state` with `add_variable` and implement
+    `update_state` (returning an `Operation`) and `result` (returning a `Tensor`).
+
+    Args:
+      name: the metric's name (its variables live under this name scope).
+      dtype: dtype of the state and result (default float32).
+    """
+
+    def __init__(self, name=None, dtype=None):
+        self.name = name or to_snake_case(type(self).__name__)
+        self.dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
+        self._variables = []
+        self._graph = None
+        self._scope = None
+
+    # ------------------------------------------------------------ state
+    def build_state(self):
+        """Creates the state variables (called once, in the metric's graph)."""
+
+    def add_variable(self, name, shape=(), dtype=None):
+        """A zero-initialized, non-trainable state variable."""
+        g = self._graph
+        dt = _dtypes.as_dtype(dtype or self.dtype)
+        with g.as_default(), g.name_scope(""), g.name_scope(self._scope), \
+                g.control_dependencies(None):
+            v = Variable(lambda: constant_ops.zeros(list(shape), dtype=dt), trainable=False,
+                         name=name, dtype=dt,
+                         collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
+        self._variables.append(v)
+        return v
+
+    def _ensure_state(self, graph=None):
+        if self._graph is None:
+            g = graph or get_default_graph()
+            self._graph = g
+            with g.name_scope(""), g.name_scope(self.name) as scope:
+                self._scope = scope
+            self.build_state()
+        elif graph is not None and graph is not self._graph:
+            raise ValueError(f"Metric '{self.name}' is already used in another graph; create "
+                             "one metric per graph.")
+        return self._graph
+
+    @property
+    def variables(self):
+        """The state variables (created now if they do not exist yet)."""
+        self._ensure_state()
+        return list(self._variables)
+
+    # ------------------------------------------------------------ API
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `update_state` (abstract in the base class)")
+
+    def result(self):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `result` (abstract in the base class)")
+
+    def reset_state(self):
+        """An op assigning zeros to every state variable (also initializes them)."""
+        g = self._ensure_state()
+        with g.as_default():
+            return array_ops.group(
+                *[v.assign(constant_ops.zeros(v.shape.as_list(), dtype=v.dtype),
+                           read_value=False) for v in self._variables],
+                name=f"{self.name}_reset")
+
+    def __call__(self, *args, **kwargs):
+        """`update_state`, then the result read after the update."""
+        op = self.update_state(*args, **kwargs)
+        with self._graph.as_default(), self._graph.control_dependencies([op]):
+            return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<ml.metrics.{type(self).__name__} name={self.name!r}>"
+
+
+class Reduce(Metric):
+    """Sample-weighted reduction of values: ``total += sum(values * w)`` and
+    ``count += sum(w)`` (``w`` broadcast to the values; 1 when absent)."""
+
+    _mean = True
+
+    def build_state(self):
+        self.total = self.add_variable("total")
+        if self._mean:
+            self.count = self.add_variable("count")
+
+    def update_state(self, values, sample_weight=None):
+        """Adds `values` (any shape), weighted by `sample_weight`. Returns the op."""
+        g = self._ensure_state(_graph_of(values, sample_weight))
+        with g.as_default(), g.name_scope(self._scope), g.name_scope("update"):
+            values = _float(values)
+            if sample_weight is not None:
+                sw = _float(sample_weight)
+                sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+                # Weights of lower rank (per sample) cover the trailing axes of values.
+                while sw.shape.rank is not None and values.shape.rank is not None \
+                        and sw.shape.rank < values.shape.rank:
+                    sw = array_ops.expand_dims(sw, -1)
+                weighted = values * sw
+                weights = sw * constant_ops.ones_like(values)
+            else:
+                weighted = values
+                weights = None
+            ops = [self.total.assign_add(reduction_ops.reduce_sum(weighted), read_value=False)]
+            if self._mean:
+                n = (math_ops.cast(array_ops.size(values), _dtypes.float32) if weights is None
+                     else reduction_ops.reduce_sum(weights))
+                ops.append(self.count.assign_add(n, read_value=False))
+            return array_ops.group(*ops)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            total = self.total.value()
+            if not self._mean:
+                return array_ops.identity(total, name="result")
+            count = self.count.value()
+            # divide_no_nan: 0 before any update.
+            return array_ops.where(math_ops.greater(count, 0.0),
+                                   total / math_ops.maximum(count, 1e-30),
+                                   constant_ops.zeros_like(total), name="result")
+
+
+class Sum(Reduce):
+    """The (weighted) sum of the values seen."""
+
+    _mean = False
+
+
+class Mean(Reduce):
+    """The (weighted) mean of the values seen: ``sum(values * w) / sum(w)``."""
+
+
+class MeanMetricWrapper(Mean):
+    """Weighted mean of a per-sample function ``fn(y_true, y_pred, **kwargs)``.
+
+    Args:
+      fn: per-sample function, e.g. `binary_accuracy` or a loss function.
+      name: metric name (default ``fn.__name__``).
+    """
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+        self._fn = fn
+        self._fn_kwargs = kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        g = self._ensure_state(_graph_of(y_pred, y_true))
+        with g.as_default(), g.name_scope(self._scope):
+            values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        return super().update_state(values, sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+# ------------------------------------------------------------ shared by the metric modules
+def _weights_like(sample_weight, values):
+    """`sample_weight` broadcast to `values` (per-sample weights cover trailing axes)."""
+    if sample_weight is None:
+        return constant_ops.ones_like(values)
+    sw = _float(sample_weight)
+    sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+    while sw.shape.rank is not None and values.shape.rank is not None \
+            and sw.shape.rank < values.shape.rank:
+        sw = array_ops.expand_dims(sw, -1)
+    return sw * constant_ops.ones_like(values)
+
+
+def _div_no_nan(a, b):
+    safe = array_ops.where(math_ops.equal(b, 0.0), constant_ops.ones_like(b), b)
+    return array_ops.where(math_ops.equal(b, 0.0), constant_ops.zeros_like(a * b), a / safe)

@@ -1,0 +1,449 @@
+"""Input handling for `Model.fit` / `evaluate` / `predict`: data to checked numpy
+arrays, sample and class weights, `validation_split`, and the per-epoch feed lists
+(array batches, shuffling, datasets and generators, k-batch executions).
+
+Nothing here builds graph ops; `Model` (in `training.py`) turns the feed lists into
+steps and `step.py` builds the step graphs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from mylib.core.graph import Tensor
+
+
+# ------------------------------------------------------------ arrays
+def np_dtype_for(arr, want=None):
+    """The dtype data is fed as: the placeholder's dtype, else float32 for floats and
+    bools, int32 for integers (Keras's floatx and label conventions)."""
+    if want is not None:
+        return want.np
+    k = arr.dtype.kind
+    if k in "iu":
+        return np.int32 if arr.dtype.itemsize <= 4 or (arr.size == 0 or (
+            arr.min() >= -2 ** 31 and arr.max() < 2 ** 31)) else np.int64
+    return np.float32
+
+
+def as_arrays(data, what):
+    """`data` (an array, a list of them or a dict of them) as numpy arrays."""
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return {k: _as_array(v, f"{what}[{k!r}]") for k, v in data.items()}
+    if isinstance(data, (list, tuple)) and data and all(
+            hasattr(v, "shape") or isinstance(v, (list, tuple)) for v in data) and \
+            not _looks_like_rows(data):
+        return [_as_array(v, f"{what}[{i}]") for i, v in enumerate(data)]
+    return _as_array(data, what)
+
+
+def _looks_like_rows(data):
+    # A list of plain numbers / nested lists is one array, not several inputs.
+    return not any(hasattr(v, "shape") for v in data)
+
+
+def _as_array(v, what):
+    if isinstance(v, Tensor):
+        raise TypeError(f"`{what}` is a symbolic tensor; fit/evaluate/predict take numpy "
+                        "arrays (call the model on tensors to build ops instead).")
+    a = np.asarray(v)
+    if a.dtype == object:
+        raise ValueError(f"`{what}` could not be converted to a numeric array.")
+    return a
+
+
+def flat_arrays(x):
+    """The arrays of `x` (from `as_arrays`) in input order: sorted keys of a dict."""
+    if isinstance(x, dict):
+        return [x[k] for k in sorted(x)]
+    if isinstance(x, list):
+        return x
+    return [x]
+
+
+def fmt_shape(shape):
+    """A shape as Keras prints it: ``(None, 3)``, ``(4,)``."""
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
+
+
+def standardize(data, tensors, names, what, nested, model_name):
+    """A list of arrays aligned with `tensors` (a model's inputs or outputs), each
+    checked against its tensor's shape (inputs) and cast to the dtype it is fed as."""
+    if data is None:
+        return None
+    arrs = _aligned_arrays(data, tensors, names, what, nested, model_name)
+    out = []
+    for i, (a, t) in enumerate(zip(arrs, tensors)):
+        a = np.asarray(a)
+        ts = t.shape.as_list()
+        shape = a.shape
+        if what == "input":
+            ok = len(shape) == len(ts) and all(
+                d is None or d == s for d, s in zip(ts[1:], shape[1:]))
+            if not ok:
+                raise ValueError(
+                    f'Input {i} ("{names[i]}") of model "{model_name}" expects data of shape '
+                    f"{fmt_shape(ts)}, but received an array of shape {fmt_shape(shape)}.")
+            if a.dtype.kind == "f" and t.dtype.is_integer:
+                raise ValueError(f'Input {i} ("{names[i]}") of model "{model_name}" has '
+                                 f"dtype {t.dtype.name}; received float data.")
+            a = np.ascontiguousarray(a, dtype=t.dtype.np)
+        else:
+            a = np.ascontiguousarray(a, dtype=np_dtype_for(a))
+        out.append(a)
+    return out
+
+
+def _aligned_arrays(data, tensors, names, what, nested, model_name):
+    """`data` as a list in the order of `tensors` (a dict by key, a list as given)."""
+    if isinstance(data, dict):
+        keys = sorted(nested) if isinstance(nested, dict) else names
+        missing = [k for k in keys if k not in data]
+        if missing:
+            raise ValueError(f"No data provided for {what} {missing}. Expected keys "
+                             f"{keys}, got {sorted(data)}.")
+        arrs = [data[k] for k in keys]
+    elif isinstance(data, (list, tuple)):
+        arrs = list(data)
+    else:
+        arrs = [data]
+    if len(arrs) != len(tensors):
+        raise ValueError(f'Model "{model_name}" has {len(tensors)} {what}s '
+                         f"({names}), but it received {len(arrs)} arrays for them.")
+    return arrs
+
+
+def check_lengths(arrays, names):
+    """The number of samples, the same in every array."""
+    ns = {nm: len(a) if a.ndim else None for a, nm in zip(arrays, names)}
+    if any(n is None for n in ns.values()):
+        raise ValueError(f"Data must have a batch dimension; got scalars for "
+                         f"{[k for k, v in ns.items() if v is None]}.")
+    if len(set(ns.values())) > 1:
+        raise ValueError("Data cardinality is ambiguous: make sure all arrays contain "
+                         "the same number of samples. " +
+                         ", ".join(f"{k} sizes: {v}" for k, v in ns.items()))
+    n = next(iter(ns.values()))
+    return n
+
+
+# ------------------------------------------------------------ sample and class weights
+def sample_weight_array(sample_weight, ys):
+    """`sample_weight` as float32 ``[N]`` (trailing axes of 1 dropped), or ``[N, T]``
+    per-timestep weights matching the targets' leading axes."""
+    sw = np.asarray(sample_weight, dtype=np.float32)
+    if sw.ndim > 1 and sw.shape[1:] == (1,) * (sw.ndim - 1):
+        sw = sw.reshape(len(sw))
+    # [N, T] (temporal) weights must match the targets' leading axes.
+    temporal = sw.ndim == 2 and ys is not None and ys[0].ndim >= 2 and \
+        ys[0].shape[:2] == sw.shape
+    if sw.ndim != 1 and not temporal:
+        raise ValueError(f"`sample_weight` must be 1-D (one weight per sample) or "
+                         f"[samples, timesteps] matching the targets; received shape "
+                         f"{sw.shape}.")
+    return sw
+
+
+def apply_class_weight(class_weight, y, out_rank, sw):
+    """The sample weights `sw` (or None) multiplied by the weight of each target's class
+    in `y` (the first output's targets)."""
+    cls = class_ids(y, out_rank)
+    cw = np.ones(cls.shape, np.float32)
+    for c, w in class_weight.items():
+        cw[cls == int(c)] = w
+    if sw is not None and sw.ndim < cw.ndim:
+        sw = sw.reshape(sw.shape + (1,) * (cw.ndim - sw.ndim))
+    elif sw is not None and cw.ndim < sw.ndim:
+        cw = cw.reshape(cw.shape + (1,) * (sw.ndim - cw.ndim))
+    return cw if sw is None else sw * cw
+
+
+def class_ids(y, out_rank):
+    """Class ids of targets `y` for `class_weight`: argmax of one-hot targets (rank of
+    the output), else the labels (a trailing axis of 1 squeezed). [N] for per-sample
+    targets, [N, T] for sequence targets."""
+    if y.ndim >= 2 and y.shape[-1] > 1 and (out_rank is None or y.ndim == out_rank):
+        return y.argmax(axis=-1)
+    if y.ndim >= 2 and y.shape[-1] == 1:
+        y = y.reshape(y.shape[:-1])
+    return np.rint(y).astype(np.int64) if y.dtype.kind == "f" else y.astype(np.int64)
+
+
+# ------------------------------------------------------------ what fit trains on
+class FitInputs(NamedTuple):
+    """What `fit` trains on, checked before any step runs."""
+    ys: list                     # the targets (a stream's first batch): the step signature
+    sw_ndim: int                 # rank of the sample weights the step is fed
+    weighted: bool               # whether steps take a sample-weight feed
+    epoch_feeds: Callable        # () -> the feed lists of one epoch
+    steps: int | None            # batches per epoch, when known
+    n: int | None                # training samples (arrays only)
+    val: tuple | None            # from validation_split: (ys, sw ndim, batches())
+
+
+def stream_fit_inputs(model, x, y, sample_weight, validation_split, class_weight,
+                      steps_per_epoch):
+    """`FitInputs` for a dataset or generator `x` of ``(x, y[, sample_weight])``."""
+    if y is not None:
+        raise ValueError("`y` must not be given when `x` is a dataset or a generator; "
+                         "it yields (x, y) or (x, y, sample_weight) batches.")
+    if sample_weight is not None or validation_split:
+        raise ValueError("`sample_weight` and `validation_split` are not supported "
+                         "with a dataset or generator `x`; yield the weights in the "
+                         "batches and pass `validation_data`.")
+    stream = BatchStream(x, steps_per_epoch, "x")
+    xb, yb, swb = unpack_batch(stream.peek())
+    if yb is None:
+        raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
+                         "(x, y, sample_weight) batches; its first batch has no y.")
+    _, ys, sw, _ = model._prepare(xb, yb, swb, class_weight)
+    weighted = swb is not None or class_weight is not None
+    return FitInputs(ys, sw.ndim, weighted,
+                     lambda: stream_feeds(model, stream, class_weight, weighted),
+                     stream.steps_hint, None, None)
+
+
+def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
+                     batch_size, shuffle, steps_per_epoch, validation_batch_size,
+                     validation_steps):
+    """`FitInputs` for arrays `x`, `y`; a `validation_split` holds out the LAST
+    fraction of the samples (before shuffling)."""
+    if y is None:
+        raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
+                         "generator of (x, y) batches as `x`.")
+    xs, ys, sw, n = model._prepare(x, y, sample_weight, class_weight)
+    weighted = sample_weight is not None or class_weight is not None
+    val = None
+    if validation_split:
+        (xs, ys, sw, n), v = split_validation(xs, ys, sw, n, validation_split)
+        vbs = validation_batch_size or batch_size
+        val = (v[1], sw.ndim,
+               lambda: array_feeds(v[0], v[1], v[2], v[3], vbs, validation_steps))
+    if n == 0:
+        raise ValueError("Expected at least one training sample; received 0.")
+    epoch_feeds = ArrayEpochs(xs, ys, sw, n, batch_size, shuffle, weighted, steps_per_epoch)
+    steps = steps_per_epoch or int(math.ceil(n / batch_size))
+    return FitInputs(ys, sw.ndim, weighted, epoch_feeds, steps, n, val)
+
+
+def split_validation(xs, ys, sw, n, validation_split):
+    """``((xs, ys, sw, n) to train on, (xs, ys, sw, n) held out)``: the last
+    `validation_split` fraction of the samples is held out."""
+    if not 0 < validation_split < 1:
+        raise ValueError(f"`validation_split` must be in [0, 1). Received: "
+                         f"{validation_split}")
+    split_at = int(math.floor(n * (1.0 - validation_split)))
+    if split_at == 0 or split_at == n:
+        raise ValueError(f"validation_split={validation_split} leaves no training "
+                         f"or no validation samples out of {n}.")
+    held = ([a[split_at:] for a in xs], [a[split_at:] for a in ys], sw[split_at:],
+            n - split_at)
+    kept = ([a[:split_at] for a in xs], [a[:split_at] for a in ys], sw[:split_at], split_at)
+    return kept, held
+
+
+def validation_source(model, validation_data, validation_steps, batch_size):
+    """(ys_signature, sw_ndim, batches() -> iterator of feed lists) for validation."""
+    if is_stream(validation_data):
+        stream = BatchStream(validation_data, validation_steps, "validation_data")
+        xb, yb, swb = unpack_batch(stream.peek())
+        if yb is None:
+            raise ValueError("`validation_data` must yield (x_val, y_val) or "
+                             "(x_val, y_val, val_sample_weight) batches.")
+        _, ys0, sw0, _ = model._prepare(xb, yb, swb)
+        return ys0, sw0.ndim, lambda: stream_feeds(model, stream, None, True)
+    vd = tuple(validation_data)
+    if len(vd) not in (2, 3):
+        raise ValueError("`validation_data` must be (x_val, y_val) or "
+                         "(x_val, y_val, val_sample_weight).")
+    xs, ys, sw, n = model._prepare(vd[0], vd[1], vd[2] if len(vd) == 3 else None)
+    return ys, sw.ndim, lambda: array_feeds(xs, ys, sw, n, batch_size, validation_steps)
+
+
+# ------------------------------------------------------------ input sources
+def stream_feeds(model, stream, class_weight, weighted, with_y=True):
+    """Feed lists ([*xs, *ys, sw?]) for the batches of one epoch of `stream`."""
+    for el in stream.epoch():
+        xb, yb, swb = unpack_batch(el)
+        if with_y and yb is None:
+            raise ValueError("The dataset/generator yielded a batch without targets; "
+                             "expected (x, y) or (x, y, sample_weight).")
+        xs, ys, sw, _ = model._prepare(xb, yb if with_y else None, swb, class_weight)
+        yield xs + (ys or []) + ([sw] if weighted else [])
+
+
+def is_stream(x):
+    """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
+    from mylib.data import Dataset
+
+    return isinstance(x, Dataset) or (hasattr(x, "__next__") and hasattr(x, "__iter__")
+                                      and not hasattr(x, "shape"))
+
+
+def unpack_batch(el):
+    """``(x, y, sample_weight)`` from a batch: a tuple ``(x,)``, ``(x, y)`` or
+    ``(x, y, sw)``, or ``x`` alone (Keras's `unpack_x_y_sample_weight`)."""
+    if isinstance(el, tuple) and not hasattr(el, "_fields"):
+        if len(el) == 1:
+            return el[0], None, None
+        if len(el) == 2:
+            return el[0], el[1], None
+        if len(el) == 3:
+            return el
+        raise ValueError("Data is expected to be (x,), (x, y) or (x, y, sample_weight); "
+                         f"received a tuple of {len(el)} elements.")
+    return el, None, None
+
+
+_NONE = object()
+
+
+class BatchStream:
+    """The batches of a `Dataset` (re-iterable: a fresh pass each epoch) or a Python
+    iterator (one stream for the whole run). With `steps`, each epoch takes that many
+    batches, continuing where the previous epoch stopped (a finished dataset pass is
+    restarted)."""
+
+    def __init__(self, data, steps, what):
+        from mylib.data import INFINITE_CARDINALITY, Dataset
+
+        self.data = data
+        self.reiterable = isinstance(data, Dataset)
+        card = data.cardinality() if self.reiterable else -2
+        if steps is None and card == INFINITE_CARDINALITY:
+            raise ValueError(f"`{what}` is an infinite dataset (it repeats forever): pass "
+                             "`steps_per_epoch` (fit) or `steps` (evaluate/predict) to say "
+                             "how many batches make an epoch.")
+        self.steps = None if steps is None else int(steps)
+        self.card = card
+        self.it = None
+
+    @property
+    def steps_hint(self):
+        return self.steps or (self.card if self.card >= 0 else None)
+
+    def peek(self):
+        """The first batch, checked before any step runs (kept for the first epoch)."""
+        it = iter(self.data)
+        first = next(it, _NONE)
+        if first is _NONE:
+            raise ValueError("The dataset/generator is empty: it produced no batches.")
+        self.it = itertools.chain([first], it)
+        return first
+
+    def epoch(self):
+        if self.steps is None:
+            it = self.it if self.it is not None else iter(self.data)
+            self.it = None if self.reiterable else it
+            yield from it
+            return
+        for _ in range(self.steps):
+            if self.it is None:
+                self.it = iter(self.data)
+            el = next(self.it, _NONE)
+            if el is _NONE:
+                if not self.reiterable:
+                    return
+                self.it = iter(self.data)
+                el = next(self.it, _NONE)
+                if el is _NONE:
+                    return
+            yield el
+
+
+def executions(steps, k):
+    """Groups an epoch's ``(step, feed list)`` pairs into executions of k consecutive
+    batches (the last one of an epoch may hold fewer): yields ``(first step, last step,
+    calls)``, `calls` a list of ``(stacked, feeds)``. ``stacked`` feeds hold several
+    batches of the same shapes on a new leading axis, for one call of the k-step loop;
+    the others are one batch's feed list. A group of k same-shape batches is one
+    stacked call. At the end of an epoch the leading same-shape run of the last group
+    is stacked too (one more program, the same every epoch), the rest (a short last
+    batch) one call each. Elsewhere a group whose shapes change runs batch by batch:
+    a loop program per run length would compile without bound on data of varied
+    shapes."""
+    if k == 1:
+        for step, batch in steps:
+            yield step, step, ((False, batch),)
+        return
+    group = []
+    for step, batch in steps:
+        if not group:
+            first = step
+        group.append(batch)
+        if len(group) == k:
+            yield first, step, _calls(group, False)
+            group = []
+    if group:
+        yield first, first + len(group) - 1, _calls(group, True)
+
+
+def _calls(group, may_split):
+    shape0 = [a.shape for a in group[0]]
+    run = 1
+    while run < len(group) and [a.shape for a in group[run]] == shape0:
+        run += 1
+    if run > 1 and (run == len(group) or may_split):
+        calls = [(True, [np.stack(parts) for parts in zip(*group[:run])])]
+        return calls + [(False, b) for b in group[run:]]
+    return [(False, b) for b in group]
+
+
+def array_feeds(xs, ys, sw, n, batch_size, steps=None):
+    """Feed lists of consecutive batches of arrays, one pass (the first `steps`)."""
+    stop = n if steps is None else min(n, int(steps) * batch_size)
+    for lo in range(0, stop, batch_size):
+        hi = lo + batch_size
+        b = [a[lo:hi] for a in xs] + [a[lo:hi] for a in ys]
+        if sw is not None:
+            b.append(sw[lo:hi])
+        yield b
+
+
+def batch_order(n, batch_size):
+    """A permutation that shuffles batch-sized chunks (full chunks in a random order,
+    the short one last) and the samples within each chunk (``shuffle="batch"``)."""
+    full = n // batch_size
+    starts = np.random.permutation(full) * batch_size
+    parts = [s + np.random.permutation(batch_size) for s in starts]
+    if n % batch_size:
+        parts.append(full * batch_size + np.random.permutation(n % batch_size))
+    return np.concatenate(parts) if parts else np.arange(0)
+
+
+class ArrayEpochs:
+    """Per-epoch feed lists over arrays: one gather per pass (the shuffle), then
+    contiguous slices per step. With `steps_per_epoch`, epochs take that many batches
+    from an endless sequence of (reshuffled) passes."""
+
+    def __init__(self, xs, ys, sw, n, batch_size, shuffle, weighted, steps_per_epoch):
+        self.args = (xs, ys, sw, n, batch_size, shuffle, weighted)
+        self.spe = steps_per_epoch
+        self.stream = None
+
+    def _pass(self):
+        xs, ys, sw, n, bs, shuffle, weighted = self.args
+        order = batch_order(n, bs) if shuffle == "batch" else (
+            np.random.permutation(n) if shuffle else None)
+        if order is not None:
+            xs, ys, sw = [a[order] for a in xs], [a[order] for a in ys], sw[order]
+        return array_feeds(xs, ys, sw if weighted else None, n, bs)
+
+    def _endless(self):
+        while True:
+            yield from self._pass()
+
+    def __call__(self):
+        if self.spe is None:
+            return self._pass()
+        if self.stream is None:
+            self.stream = self._endless()
+        return itertools.islice(self.stream, self.spe)

@@ -1,0 +1,283 @@
+"""The graph of one train or test step of a compiled `Model`.
+
+A step is one graph, built once per model/target signature: the forward pass (with
+``training=True`` for training), the per-output losses (sample-weighted, summed over
+the batch and divided by the batch size, as Keras), the regularization losses,
+`gradients`, the optimizer's update ops, and the metric updates (the loss tracker and
+each compiled metric accumulate totals and counts in Variables). `Model._step_fn`
+caches and compiles what `build_step_graph` returns.
+"""
+
+from __future__ import annotations
+
+from mylib._naming import to_snake_case
+from mylib import errors as ml_errors
+from mylib.core import dtypes as _dtypes
+from mylib.core.gradients import gradients
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
+from mylib.layers.base import collect_call_effects, flatten
+from mylib.models.data_adapter import fmt_shape
+
+
+def is_sparse_loss(loss):
+    """Whether `loss` (a name, function or object) takes integer class ids."""
+    name = loss if isinstance(loss, str) else (getattr(loss, "__name__", None) or
+                                               type(loss).__name__)
+    return "sparse" in to_snake_case(str(name))
+
+
+# ------------------------------------------------------------ losses and metrics
+def build_tracking(model, y_arrays):
+    """The loss functions and metric objects of `model`'s compile arguments, created
+    in the model's graph (once per compile); their variables are local
+    (non-trainable) variables."""
+    from mylib import losses as L
+    from mylib import metrics as M
+
+    args = model._compile_args
+    if args["loss"] is None:
+        raise ValueError("The model must be compiled with a `loss` to be trained or "
+                         "evaluated.")
+    loss_ids = model._per_output(args["loss"], "loss")
+    lw = args["loss_weights"]
+    lws = model._per_output(lw, "loss_weights") if lw is not None else [1.0] * len(loss_ids)
+    loss_fns = []
+    for lid in loss_ids:
+        loss_fns.append(None if lid is None else L.get(lid))
+    metric_specs = model._per_output(args["metrics"] or [], "metrics")
+    wmetric_specs = model._per_output(args["weighted_metrics"] or [], "metrics")
+    multi = len(model.outputs) > 1
+    entries = []  # (output index, metric object, weighted)
+    names = ["loss"]
+    with model.graph.as_default():
+        loss_tracker = M.Mean(name="loss")
+        out_trackers = [M.Mean(name=f"{n}_loss") for n in model.output_names] if multi \
+            else []
+        names += [f"{n}_loss" for n in model.output_names] if multi else []
+        for weighted, specs in ((False, metric_specs), (True, wmetric_specs)):
+            for i, spec in enumerate(specs):
+                for m in (spec if isinstance(spec, (list, tuple)) else [spec]):
+                    if m is None:
+                        continue
+                    obj = _make_metric(model, m, i, y_arrays, loss_ids[i])
+                    label = m if isinstance(m, str) else obj.name
+                    if weighted and isinstance(m, str):
+                        label = "weighted_" + label
+                    if multi:
+                        label = f"{model.output_names[i]}_{label}"
+                    names.append(label)
+                    entries.append((i, obj, weighted))
+    return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
+            "loss_tracker": loss_tracker, "out_trackers": out_trackers,
+            "entries": entries, "names": names}
+
+
+def _make_metric(model, m, i, y_arrays, loss_id):
+    from mylib import metrics as M
+
+    if isinstance(m, str) and m in ("accuracy", "acc") and y_arrays is not None:
+        y = y_arrays[i]
+        out = model.outputs[i]
+        return M.resolve_accuracy(y, out, loss=loss_id, name=m)
+    if isinstance(m, str) or callable(m) and not hasattr(m, "update_state"):
+        return M.get(m)
+    return m
+
+
+def metric_objects(tracking):
+    """The loss tracker, the per-output loss trackers and the compiled metrics."""
+    return [tracking["loss_tracker"]] + tracking["out_trackers"] + \
+        [o for _, o, _ in tracking["entries"]]
+
+
+def metric_results(tracking):
+    """The current value of each metric, in `metrics_names` order (new ops)."""
+    return [tracking["loss_tracker"].result()] + \
+        [t.result() for t in tracking["out_trackers"]] + \
+        [obj.result() for _, obj, _ in tracking["entries"]]
+
+
+def check_targets(model, ys):
+    """Each target array's shape must fit its output under its loss."""
+    for i, (y, t) in enumerate(zip(ys, model.outputs)):
+        ps = t.shape.as_list()
+        ys_ = list(y.shape)
+        if is_sparse_loss(model._tracking["loss_ids"][i]):
+            ok = len(ys_) == len(ps) - 1 or (len(ys_) == len(ps) and ys_[-1] == 1)
+            if not ok:
+                raise ValueError(
+                    f'Target {i} ("{model.output_names[i]}") for the sparse loss must hold '
+                    f"integer class ids of shape {fmt_shape(ps[:-1])}; received shape "
+                    f"{fmt_shape(ys_)} against outputs of shape {fmt_shape(ps)}.")
+            continue
+        if len(ys_) == len(ps) - 1 and ps[-1] == 1:
+            ys_ = ys_ + [1]
+        ok = len(ys_) == len(ps) and all(p is None or p == q for p, q in zip(ps[1:], ys_[1:]))
+        if not ok:
+            raise ValueError(
+                f'Target {i} ("{model.output_names[i]}") has shape {fmt_shape(y.shape)}, '
+                f"which is incompatible with the model output of shape {fmt_shape(ps)} "
+                f"(loss {model._tracking['loss_ids'][i]!r}).")
+
+
+def check_label_range(model, ys, loss_ids):
+    """Class ids for a sparse loss must lie in [0, num_classes): checked on the
+    host before any step (XLA cannot raise inside a step; TensorFlow on CPU raises
+    too)."""
+    for i, (y, t) in enumerate(zip(ys, model.outputs)):
+        if i >= len(loss_ids) or not is_sparse_loss(loss_ids[i]):
+            continue
+        n = t.shape.as_list()[-1] if t.shape.rank else None
+        if n is None or n == 1 or not y.size or y.dtype.kind not in "iuf":
+            continue
+        lo, hi = y.min(), y.max()
+        if lo < 0 or hi >= n:
+            bad = hi if hi >= n else lo
+            raise ml_errors.InvalidArgumentError(
+                f'Target {i} ("{model.output_names[i]}"): received a label value of '
+                f"{bad} which is outside the valid range of [0, {n}) for the "
+                f"{n}-class output.")
+
+
+# ------------------------------------------------------------ the step graph
+def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
+    """``(step op, metric results, feeds)``: the train ('train') or test ('test') step
+    of `model` for targets shaped like `ys`, in name scope `mode`. The feeds are the
+    inputs, one target placeholder per output and, with `feed_weights`, the
+    sample weights (rank `sw_ndim`); without, every sample weighs 1."""
+    g = model.graph
+    tr = model._tracking
+    with g.as_default(), g.name_scope(mode):
+        outs, fx = _forward_outputs(model, mode)
+        targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),
+                                         [None] + list(a.shape[1:]),
+                                         name=f"{n}_target")
+                   for a, n in zip(ys, model.output_names)]
+        if feed_weights:
+            sw = array_ops.placeholder("float32", [None] * sw_ndim,
+                                       name="sample_weight")
+        else:  # ones, [batch]: no per-step host-to-device copy of weights
+            sw = constant_ops.fill(array_ops.shape(targets[0])[:1],
+                                constant_ops.constant(1.0, dtype="float32"))
+        batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
+        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch)
+        total = _total_loss(model, tr, out_losses, fx)
+        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch)
+        step_ops = list(updates) + (fx.updates if fx is not None else [])
+        if mode == "train":
+            model._assert_compiled()
+            train_op = _train_op(model, total)
+            if train_op is not None:
+                step_ops.append(train_op)
+        with g.control_dependencies(updates):
+            results = metric_results(tr)
+        step = array_ops.group(*step_ops, name=f"{mode}_step")
+    feeds = list(model.inputs) + targets + ([sw] if feed_weights else [])
+    return step, results, feeds
+
+
+def _forward_outputs(model, mode):
+    """``(outputs, effects)``: the training pass's outputs and its own update ops
+    (BatchNormalization) and activity losses (see `collect_call_effects`); the
+    inference outputs and None for a test step."""
+    if mode != "train":
+        return model.outputs, None
+    with collect_call_effects() as fx:
+        outs = flatten(model._forward(model._nested_inputs, training=True))
+    return outs, fx
+
+
+def _output_losses(tr, targets, outs, sw, sw_ndim, batch):
+    """Each output's loss (None where it has none) and its (target, prediction) pair
+    aligned for the loss and the metrics."""
+    out_losses, aligned = [], []
+    for i, (yt, yp) in enumerate(zip(targets, outs)):
+        if yp.dtype in (_dtypes.float16, _dtypes.bfloat16):
+            yp = math_ops.cast(yp, "float32")  # losses in float32 (mixed precision)
+        yt = _align(yt, yp, tr["loss_ids"][i])
+        aligned.append((yt, yp))
+        if tr["loss_fns"][i] is None:
+            out_losses.append(None)
+            continue
+        per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None)
+        out_losses.append(reduction_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
+                          else reduction_ops.reduce_sum(per) / batch)
+    return out_losses, aligned
+
+
+def _total_loss(model, tr, out_losses, fx):
+    """The weighted output losses plus the regularization (and activity) losses."""
+    terms = [l * w if w != 1.0 else l for l, w in zip(out_losses, tr["loss_weights"])
+             if l is not None]
+    reg = model.losses if fx is None else model._weight_losses() + fx.losses
+    if reg:
+        terms.append(math_ops.add_n(reg) if len(reg) > 1 else reg[0])
+    return math_ops.add_n(terms) if len(terms) > 1 else terms[0]
+
+
+def _metric_updates(tr, total, out_losses, aligned, sw, batch):
+    """The update ops of the loss trackers and of each compiled metric."""
+    updates = [tr["loss_tracker"].update_state(total, sample_weight=batch)]
+    for trk, l in zip(tr["out_trackers"], out_losses):
+        if l is not None:
+            updates.append(trk.update_state(l, sample_weight=batch))
+    for i, obj, weighted in tr["entries"]:
+        yt, yp = aligned[i]
+        updates.append(obj.update_state(yt, yp, sample_weight=sw if weighted else None))
+    return updates
+
+
+def _train_op(model, total):
+    """The optimizer's update of the trainable weights along `gradients` of the
+    (scaled) loss; None for a model with no trainable weights."""
+    tvars = _expand_sharded(model.trainable_weights)
+    if not tvars:
+        return None
+    scale = getattr(model.optimizer, "scale_loss", None)  # loss scaling
+    grads = gradients(scale(total) if scale else total, tvars)
+    pairs = [(gr, v) for gr, v in zip(grads, tvars) if gr is not None]
+    if not pairs:
+        raise ValueError("No gradients provided for any variable: the loss "
+                         "does not depend on the trainable weights "
+                         f"{[v.name for v in tvars]}.")
+    return model.optimizer.apply_gradients(pairs)
+
+
+def _expand_sharded(variables):
+    """Variables, with each sharded variable (it has ``.variables``) as its shards."""
+    out = []
+    for v in variables:
+        parts = getattr(v, "variables", None)
+        out.extend(parts if isinstance(parts, list) else [v])
+    return out
+
+
+def _align(y_true, y_pred, loss_id):
+    """Keras's `match_dtype_and_rank`: [N] targets against [N, 1] outputs become [N, 1]
+    (never broadcast to [N, N]); float targets take the output's float dtype."""
+    tr, pr = y_true.shape.rank, y_pred.shape.rank
+    if tr is not None and pr is not None and tr == pr - 1 and y_pred.shape.as_list()[-1] == 1 \
+            and not is_sparse_loss(loss_id):
+        y_true = array_ops.expand_dims(y_true, -1)
+    if y_true.dtype.is_floating and y_pred.dtype.is_floating and y_true.dtype != y_pred.dtype:
+        y_true = math_ops.cast(y_true, y_pred.dtype)
+    elif y_true.dtype == _dtypes.bool_ and y_pred.dtype.is_floating:
+        y_true = math_ops.cast(y_true, y_pred.dtype)
+    return y_true
+
+
+def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
+    """Per-sample losses [batch]: loss objects through their `call`, functions directly;
+    extra axes are averaged (Keras's per-sample reduction). `element_weights` (e.g.
+    per-timestep weights [batch, T]) multiply the losses before that average, and the
+    caller then feeds samples weights of 1."""
+    call = getattr(loss_fn, "call", None)
+    per = call(y_true, y_pred) if call is not None else loss_fn(y_true, y_pred)
+    if element_weights is not None:
+        per = per * element_weights
+    if per.shape.rank is not None and per.shape.rank > 1:
+        per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
+    elif per.shape.rank == 0:
+        raise ValueError(f"The loss {loss_fn!r} returned a scalar; losses used by compile "
+                         "must return one value per sample.")
+    return per
