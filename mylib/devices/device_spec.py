@@ -185,7 +185,7 @@ def set_cpu_device_count(n):
 
         have = len(jax.devices("cpu"))
         if have != n:
-            raise errors.FailedPreconditionError(
+            raise RuntimeError(
                 f"JAX is already initialized with {have} CPU device(s); call "
                 f"set_cpu_device_count({n}) before any JAX computation")
         return
