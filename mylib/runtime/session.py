@@ -23,7 +23,7 @@ from mylib.core.graph import (Operation, Tensor, default_session_stack, get_defa
                               get_default_session)
 from mylib.core.lowering import prune
 from mylib.core.tensor_shape import TensorShape
-from mylib.core.x64 import with_x64
+from mylib.core.x64 import with_x64, x64
 from mylib.runtime.compile import compile_step
 from mylib.runtime.policy import get_policy
 from mylib.runtime.variable_store import VariableStore, host_value
@@ -199,7 +199,11 @@ def _convert_feed(t, value):
             raise errors.InvalidArgumentError(
                 f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
                 f"{dt.name}: the conversion would lose information (cast it explicitly)")
-        arr = arr.astype(dt.np) if isinstance(arr, jax.Array) else np.asarray(arr, dt.np)
+        if isinstance(arr, jax.Array):
+            with x64():
+                arr = arr.astype(dt.np)
+        else:
+            arr = np.asarray(arr, dt.np)
     ts = t._shape
     if ts._dims is not None:
         d = ts._dims
@@ -300,7 +304,6 @@ class Session:
                     close()
 
     # --- run ---
-    @with_x64
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops needed for `fetches`, with `feed_dict` replacing tensor values.
 
@@ -361,7 +364,6 @@ class Session:
         n = len(feed_keys)
         single = type(fetches) is Tensor
 
-        @with_x64
         def call(*args, options=None, run_metadata=None):
             if len(args) != n:
                 raise TypeError(f"callable expects {n} feed values, got {len(args)}")
@@ -415,7 +417,6 @@ class Session:
         execute = self._execute
         box = []
 
-        @with_x64
         def call(*vals):
             if not box:
                 box.append(self._plan(tuple(leaves), feed_keys, vals))
@@ -445,7 +446,6 @@ class Session:
                              "steps is the leading dimension of the fed values")
         box = []
 
-        @with_x64
         def call(*stacked):
             k = int(np.shape(stacked[0])[0])
             if not box:
@@ -493,6 +493,7 @@ class Session:
 
         return jax.jit(loop, static_argnames="k", donate_argnums=() if _NO_DONATE else (0,))
 
+    @with_x64
     def _execute_loop(self, plan, stacked, k):
         """Runs k steps of `plan` as one loop program; None when the plan turns out
         not to loop (nothing has run then, and the caller runs single steps)."""
@@ -534,7 +535,7 @@ class Session:
             st = self._store
             if plan.status == tuple(k in st for k in plan.status_keys):
                 return plan
-        with self._lock:
+        with self._lock, x64():
             plan = self._build_plan(leaves, feed_keys, feed_vals)
             self._plans[key] = plan
         return plan
@@ -628,6 +629,7 @@ class Session:
         plan.static = [None] * len(plan.n_fetch)
         return plan
 
+    @with_x64
     def _execute_with_options(self, plan, feed_vals, options, run_metadata):
         """The general path: segmented steps, timeouts and tracing."""
         import time
@@ -671,7 +673,9 @@ class Session:
         """Runs a plan's compiled step; returns the values in the plan's `leaves`
         order (None for operations) as device arrays."""
         store = self._store
-        with self._lock:
+        # mylib's 64-bit scope (see mylib.core.x64): entered here, around the compiled
+        # call only, as it is the hot path.
+        with self._lock, jax.enable_x64(True):
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             try:

@@ -20,13 +20,18 @@ __all__ = ["VariableStore", "host_value"]
 def host_value(v):
     """A numpy copy of `v`. Arrays that span several processes (multi-worker
     strategies) are read from this process's replica, or gathered when sharded."""
-    if isinstance(v, jax.Array) and not v.is_fully_addressable:
-        if v.sharding.is_fully_replicated:
-            return np.asarray(v.addressable_data(0))
-        from jax.experimental import multihost_utils
+    try:
+        # The common case, and replicated multi-process arrays (JAX reads the local
+        # replica); asking `is_fully_addressable` first would cost more than the copy.
+        return np.asarray(v)
+    except RuntimeError:
+        if not (isinstance(v, jax.Array) and not v.is_fully_addressable):
+            raise
+    if v.sharding.is_fully_replicated:
+        return np.asarray(v.addressable_data(0))
+    from jax.experimental import multihost_utils
 
-        return np.asarray(multihost_utils.process_allgather(v, tiled=True))
-    return np.asarray(v)
+    return np.asarray(multihost_utils.process_allgather(v, tiled=True))
 
 
 class VariableStore:
