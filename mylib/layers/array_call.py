@@ -18,6 +18,8 @@ compiled program is freed (its graph ops stay in the graph, as data).
 The outputs are numpy arrays (the same nesting as the layer's outputs), like
 `Model.predict`. Floating arrays passed as the layer's inputs are cast to the layer's
 compute dtype (as Keras 3 does); other arguments are fed with their own dtypes.
+Losses a call adds (`add_loss`, activity regularizers) are not kept: `layer.losses`
+holds only the losses of symbolic calls and weight regularizers.
 """
 
 from __future__ import annotations

@@ -50,6 +50,10 @@ class Model(GraphNetworkMixin, Layer):
 
     Every model lives in one graph (its inputs' graph) and keeps its weights' values in
     that graph's Keras session (`model.session`).
+
+    Called on numpy / JAX arrays, ``model(x, training=True, ...)`` runs that graph on
+    them with every call argument (building a deferred model first), applies the
+    call's state updates, and returns numpy arrays (see `mylib.layers.array_call`).
     """
 
     def __init__(self, *args, **kwargs):

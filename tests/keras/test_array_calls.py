@@ -207,3 +207,18 @@ def test_subclassed_model_gets_every_call_argument():
     kept = tr != 0
     assert 0.3 < 1 - kept.mean() < 0.7
     np.testing.assert_allclose(tr[kept], (6 * ref)[kept], rtol=1e-5, atol=1e-5)
+
+
+def test_array_keyword_arguments_are_fed():
+    # initial_state= arrays: running a sequence in two halves, carrying the state,
+    # equals running it whole.
+    rs = np.random.RandomState(2)
+    lstm = L.LSTM(4, return_sequences=True, return_state=True)
+    x = rs.randn(3, 6, 2).astype("float32")
+    whole, h, c = lstm(x)
+    first, h1, c1 = lstm(x[:, :3])
+    second, h2, c2 = lstm(x[:, 3:], initial_state=[h1, jnp.asarray(c1)])
+    np.testing.assert_allclose(np.concatenate([first, second], 1), whole, rtol=1e-5,
+                               atol=1e-5)
+    np.testing.assert_allclose(h2, h, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c2, c, rtol=1e-5, atol=1e-5)
