@@ -150,6 +150,11 @@ def test_cache_is_bounded():
         x = _x(2, k)
         np.testing.assert_array_equal(act(x), np.maximum(x, 0))
     assert array_call.cache_entries(act) == array_call.CACHE_SIZE
+    # evicted signatures free their compiled plans in the session
+    from mylib.runtime import keras_session
+
+    assert len(keras_session.get_session(ml.get_default_graph())._plans) <= \
+        array_call.CACHE_SIZE + 2
     # an evicted signature still works (traced again)
     x = _x(2, 1)
     np.testing.assert_array_equal(act(x), np.maximum(x, 0))
