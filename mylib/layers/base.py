@@ -1,6 +1,7 @@
 """`Layer`, `InputSpec`, `InputLayer` and `Input`: the Keras layer contract on graph ops.
 
-A layer is called on symbolic `Tensor`s: the first call builds its weights
+A layer is called on symbolic `Tensor`s (or on numpy / JAX arrays: it then runs its own
+graph and returns numpy arrays, see `mylib.layers.array_call`): the first call builds its weights
 (`build(input_shape)` -> `add_weight` -> `ml.Variable`s in the inputs' graph), every call
 checks the input against `input_spec` and adds the ops of `call` under a name scope of
 the layer's name. Each call is recorded as a node (layer, inputs, outputs), which is how
@@ -26,6 +27,7 @@ from mylib.core.graph import Graph, Tensor, get_default_graph
 from mylib.core.ops import array_ops
 from mylib.core.tensor_shape import as_shape
 from mylib.core.variables import Variable
+from mylib.layers import array_call as _array_call
 from mylib.layers import policy as _policy
 
 # ---------------------------------------------------------------- names
@@ -305,12 +307,17 @@ class Layer:
 
     def __call__(self, inputs, *args, **kwargs):
         flat = flatten(inputs)
+        if flat and not any(isinstance(x, Tensor) for x in flat) and \
+                all(_array_call.is_array(x) for x in flat):
+            # Eager-style call on numpy / JAX arrays: runs the layer's own graph
+            # (see mylib.layers.array_call); returns numpy arrays.
+            return _array_call.call_on_arrays(self, inputs, args, kwargs)
         if not flat or not all(isinstance(x, Tensor) for x in flat):
             kinds = sorted({type(x).__name__ for x in flat})
             raise TypeError(
                 f'Layer "{self.name}" must be called on symbolic ml.Tensors (from '
-                f"ml.layers.Input or another layer). Received: {kinds}. Use "
-                "`model.predict(x)` for numpy data.")
+                f"ml.layers.Input or another layer) or on numpy / JAX arrays. Received: "
+                f"{kinds}.")
         g = flat[0].graph
         with g.as_default(), g.name_scope(self.name):
             if not self.built:

@@ -27,6 +27,7 @@ from mylib.core import dtypes as _dtypes
 from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.ops import array_ops
+from mylib.layers import array_call
 from mylib.layers.base import Input, InputLayer, Layer, flatten, pack_like
 from mylib.models import data_adapter as da
 from mylib.models import step as step_lib
@@ -49,6 +50,10 @@ class Model(GraphNetworkMixin, Layer):
 
     Every model lives in one graph (its inputs' graph) and keeps its weights' values in
     that graph's Keras session (`model.session`).
+
+    Called on numpy / JAX arrays, ``model(x, training=True, ...)`` runs that graph on
+    them with every call argument (building a deferred model first), applies the
+    call's state updates, and returns numpy arrays (see `mylib.layers.array_call`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -110,8 +115,17 @@ class Model(GraphNetworkMixin, Layer):
     def __call__(self, inputs, *args, **kwargs):
         flat = flatten(inputs)
         if flat and not any(isinstance(x, Tensor) for x in flat):
-            # Eager-style call on data: the inference outputs as numpy arrays.
-            return self.predict(inputs, batch_size=max(len(np.asarray(flat[0])), 1), verbose=0)
+            # Eager-style call on data: the model's own graph run on the arrays (built
+            # first from their shapes if needed), honouring `training` and every other
+            # argument, state updates applied; numpy outputs (see
+            # mylib.layers.array_call).
+            x = da.as_arrays(inputs, "x")
+            self._ensure_built(da.flat_arrays(x) if self.inputs is None else None, x)
+            xs = da.standardize(x, self.inputs, self.input_names, "input",
+                                self._nested_inputs, self.name)
+            return array_call.call_on_arrays(
+                self, pack_like(self._nested_inputs, xs), args, kwargs, self.graph,
+                extra_key=tuple(id(t) for t in self.inputs + self.outputs))
         return super().__call__(inputs, *args, **kwargs)
 
     def build(self, input_shape):

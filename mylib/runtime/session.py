@@ -409,7 +409,7 @@ class Session:
         For trusted callers (the Keras training loop) that convert their own batches:
         ``f(*feed_values)`` returns a list of device arrays (None for operations), read
         on the host only when the caller asks. Feed values must already have the
-        tensors' dtypes and shapes.
+        tensors' dtypes and shapes. ``f.release()`` drops its compiled plan.
         """
         g = self._graph
         leaves = [_as_fetch(f, g) for f in fetches]
@@ -424,6 +424,12 @@ class Session:
                 return self._execute_with_options(box[0], vals, None, None)
             return execute(box[0], vals)
 
+        def release():
+            # Frees the compiled plan (callers with bounded caches evict with it).
+            box.clear()
+            self._plans.pop((tuple(leaves), feed_keys), None)
+
+        call.release = release
         return call
 
     def make_device_loop_callable(self, fetches, feed_list):
