@@ -47,9 +47,10 @@ def build_tracking(model, y_arrays):
     metric_specs = model._per_output(args["metrics"] or [], "metrics")
     wmetric_specs = model._per_output(args["weighted_metrics"] or [], "metrics")
     multi = len(model.outputs) > 1
-    entries = []  # (output index, metric object, weighted)
-    names = ["loss"]
-    with model.graph.as_default():
+
+    def metric_state(clone):
+        entries = []  # (output index, metric object, weighted)
+        names = ["loss"]
         loss_tracker = M.Mean(name="loss")
         out_trackers = [M.Mean(name=f"{n}_loss") for n in model.output_names] if multi \
             else []
@@ -60,6 +61,8 @@ def build_tracking(model, y_arrays):
                     if m is None:
                         continue
                     obj = _make_metric(model, m, i, y_arrays, loss_ids[i])
+                    if clone and obj is m:
+                        obj = _fresh_metric(obj)
                     label = m if isinstance(m, str) else obj.name
                     if weighted and isinstance(m, str):
                         label = "weighted_" + label
@@ -67,9 +70,31 @@ def build_tracking(model, y_arrays):
                         label = f"{model.output_names[i]}_{label}"
                     names.append(label)
                     entries.append((i, obj, weighted))
-    return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
-            "loss_tracker": loss_tracker, "out_trackers": out_trackers,
-            "entries": entries, "names": names}
+        return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
+                "loss_tracker": loss_tracker, "out_trackers": out_trackers,
+                "entries": entries, "names": names}
+
+    with model.graph.as_default():
+        tracking = metric_state(False)
+        # Evaluation (evaluate, fit's validation) accumulates in metric variables of
+        # its own: an evaluate() inside a callback of fit leaves fit's running
+        # totals alone.
+        tracking["test"] = metric_state(True)
+    return tracking
+
+
+def for_mode(tracking, mode):
+    """The metric state of a train ('train') or test step (evaluate, validation)."""
+    return tracking if mode == "train" else tracking["test"]
+
+
+def _fresh_metric(obj):
+    """A copy of metric object `obj` with state of its own (created on first use)."""
+    import copy
+
+    new = copy.copy(obj)
+    new._variables, new._graph, new._scope = [], None, None
+    return new
 
 
 def _make_metric(model, m, i, y_arrays, loss_id):
@@ -146,7 +171,7 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
     inputs, one target placeholder per output and, with `feed_weights`, the
     sample weights (rank `sw_ndim`); without, every sample weighs 1."""
     g = model.graph
-    tr = model._tracking
+    tr = for_mode(model._tracking, mode)
     with g.as_default(), g.name_scope(mode):
         outs, fx = _forward_outputs(model, mode)
         targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),

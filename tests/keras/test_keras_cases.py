@@ -1,0 +1,54 @@
+"""Keras programs that must run unchanged and compute the right numbers (checked
+against numpy)."""
+
+import numpy as np
+import pytest
+
+import mylib as ml
+from mylib import layers as L
+
+
+def _linear(w, b):
+    m = ml.Sequential([L.Input(shape=(w.shape[0],)), L.Dense(1)])
+    m.set_weights([w.reshape(-1, 1).astype(np.float32), np.asarray([b], np.float32)])
+    return m
+
+
+def _np_mse(X, y, w, b):
+    return float(np.mean((X @ w + b - y) ** 2))
+
+
+# ------------------------------------------------------------ evaluate inside fit
+@pytest.mark.parametrize("hook", ["on_epoch_end", "on_train_batch_end"])
+def test_evaluate_in_callback_leaves_fit_logs_alone(hook):
+    rs = np.random.RandomState(0)
+    X = rs.randn(8, 2).astype(np.float32)
+    y = (X @ [1.0, -1.0] + 0.5).astype(np.float32)
+    Xv = rs.randn(5, 2).astype(np.float32) * 3
+    yv = (rs.randn(5) * 4).astype(np.float32)
+    w0, b0 = np.array([0.3, 0.2]), 0.1
+    m = _linear(w0, b0)
+    m.compile(optimizer=ml.optimizers.SGD(0.0), loss="mse", metrics=["mae"])
+    seen = []
+
+    class Eval(ml.callbacks.Callback):
+        pass
+
+    def run(self, *a, **k):
+        seen.append(self.model.evaluate(Xv, yv, batch_size=2, verbose=0))
+    setattr(Eval, hook, run)
+    h = m.fit(X, y, batch_size=2, epochs=2, verbose=0, shuffle=False, callbacks=[Eval()])
+    want = _np_mse(X, y, w0, b0)  # lr 0: the weights stay
+    want_mae = float(np.mean(np.abs(X @ w0 + b0 - y)))
+    np.testing.assert_allclose(h.history["loss"], [want, want], rtol=1e-5)
+    np.testing.assert_allclose(h.history["mae"], [want_mae, want_mae], rtol=1e-5)
+    want_v = _np_mse(Xv, yv, w0, b0)
+    want_vmae = float(np.mean(np.abs(Xv @ w0 + b0 - yv)))
+    assert seen
+    for loss, mae in seen:
+        np.testing.assert_allclose([loss, mae], [want_v, want_vmae], rtol=1e-5)
+    # and evaluate afterwards, with fit's validation in between
+    h = m.fit(X, y, batch_size=3, epochs=1, verbose=0, validation_data=(Xv, yv))
+    np.testing.assert_allclose(h.history["loss"], [want], rtol=1e-5)
+    np.testing.assert_allclose(h.history["val_loss"], [want_v], rtol=1e-5)
+    np.testing.assert_allclose(m.evaluate(Xv, yv, verbose=0), [want_v, want_vmae], rtol=1e-5)
