@@ -293,7 +293,8 @@ def _align(y_true, y_pred, loss_id):
 
 def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     """Per-sample losses [batch]: loss objects through their `call`, functions directly;
-    extra axes are averaged (Keras's per-sample reduction). `element_weights` (e.g.
+    extra axes are averaged (Keras's per-sample reduction); a scalar (a loss that
+    reduces the batch itself) stands for each sample. `element_weights` (e.g.
     per-timestep weights [batch, T]) multiply the losses before that average, and the
     caller then feeds samples weights of 1."""
     call = getattr(loss_fn, "call", None)
@@ -303,6 +304,10 @@ def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     if per.shape.rank is not None and per.shape.rank > 1:
         per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:
-        raise ValueError(f"The loss {loss_fn!r} returned a scalar; losses used by compile "
-                         "must return one value per sample.")
+        # A loss already reduced over the batch (Keras 3 accepts it): every sample
+        # carries it, so the batch loss is it times the mean sample weight. Under a
+        # mirrored strategy the step is one global-batch program, so the scalar is
+        # the global batch's and the update equals one device's.
+        per = constant_ops.fill(array_ops.shape(y_pred)[:1], math_ops.cast(per, "float32")
+                                if per.dtype != _dtypes.float32 else per)
     return per

@@ -52,3 +52,44 @@ def test_evaluate_in_callback_leaves_fit_logs_alone(hook):
     np.testing.assert_allclose(h.history["loss"], [want], rtol=1e-5)
     np.testing.assert_allclose(h.history["val_loss"], [want_v], rtol=1e-5)
     np.testing.assert_allclose(m.evaluate(Xv, yv, verbose=0), [want_v, want_vmae], rtol=1e-5)
+
+
+# ------------------------------------------------------------ a loss returning a scalar
+class HalfMSE(ml.losses.Loss):
+    def call(self, y_true, y_pred):
+        return ml.reduce_mean(ml.square(y_true - y_pred)) * 0.5
+
+
+def half_mse(y_true, y_pred):
+    return ml.reduce_mean(ml.square(y_true - y_pred)) * 0.5
+
+
+@pytest.mark.parametrize("strategy", [False, True], ids=["one_device", "mirrored"])
+@pytest.mark.parametrize("loss", [HalfMSE, lambda: half_mse], ids=["Loss", "function"])
+def test_scalar_custom_loss_one_sgd_step(loss, strategy):
+    from mylib.distribute import MirroredStrategy
+
+    rs = np.random.RandomState(1)
+    X = rs.randn(8, 3).astype(np.float32)
+    y = rs.randn(8, 1).astype(np.float32)
+    w0, b0, lr = np.array([0.5, -0.2, 0.1]), 0.3, 0.1
+    g = ml.Graph()
+    with g.as_default():
+        if strategy:
+            s = MirroredStrategy()
+            assert s.num_replicas_in_sync == 4
+            with s.scope():
+                m = _linear(w0, b0)
+                m.compile(optimizer=ml.optimizers.SGD(lr), loss=loss())
+        else:
+            m = _linear(w0, b0)
+            m.compile(optimizer=ml.optimizers.SGD(lr), loss=loss())
+    h = m.fit(X, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    err = X @ w0 + b0 - y[:, 0]
+    np.testing.assert_allclose(h.history["loss"], [0.5 * np.mean(err ** 2)], rtol=1e-5)
+    gw, gb = X.T @ err / len(X), err.mean()  # d/dp of 0.5 * mean(err^2)
+    w, b = m.get_weights()
+    np.testing.assert_allclose(w[:, 0], w0 - lr * gw, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, [b0 - lr * gb], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m.evaluate(X, y, verbose=0),
+                               0.5 * np.mean((X @ w[:, 0] + b - y[:, 0]) ** 2), rtol=1e-5)
