@@ -122,11 +122,25 @@ def metric_results(tracking):
         [obj.result() for _, obj, _ in tracking["entries"]]
 
 
+def is_builtin_loss(loss):
+    """Whether `loss` is one of mylib's losses (a name, or a function or object of
+    `mylib.losses`), whose target shapes are known; not a user's own loss."""
+    if loss is None or isinstance(loss, str):
+        return True
+    mod = getattr(loss, "__module__", None) if callable(loss) and not hasattr(
+        loss, "call") else type(loss).__module__
+    return str(mod or "").startswith("mylib.")
+
+
 def check_targets(model, ys):
-    """Each target array's shape must fit its output under its loss."""
+    """Each target array's shape must fit its output under its loss. A user's own
+    loss decides what it accepts (integer class ids of shape [N, 1] against [N, C]
+    outputs, say): its targets are not checked here."""
     for i, (y, t) in enumerate(zip(ys, model.outputs)):
         ps = t.shape.as_list()
         ys_ = list(y.shape)
+        if not is_builtin_loss(model._tracking["loss_ids"][i]):
+            continue
         if is_sparse_loss(model._tracking["loss_ids"][i]):
             ok = len(ys_) == len(ps) - 1 or (len(ys_) == len(ps) and ys_[-1] == 1)
             if not ok:

@@ -93,3 +93,33 @@ def test_scalar_custom_loss_one_sgd_step(loss, strategy):
     np.testing.assert_allclose(b, [b0 - lr * gb], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m.evaluate(X, y, verbose=0),
                                0.5 * np.mean((X @ w[:, 0] + b - y[:, 0]) ** 2), rtol=1e-5)
+
+
+# ------------------------------------------------------------ integer labels, custom loss
+def class_id_loss(y_true, y_pred):
+    return ml.losses.sparse_categorical_crossentropy(y_true, y_pred)
+
+
+class ClassIdLoss(ml.losses.Loss):
+    def call(self, y_true, y_pred):
+        return ml.losses.sparse_categorical_crossentropy(y_true, y_pred)
+
+
+@pytest.mark.parametrize("loss", [lambda: class_id_loss, ClassIdLoss], ids=["function", "Loss"])
+def test_int_labels_n1_with_custom_loss_and_accuracy(loss):
+    rs = np.random.RandomState(2)
+    X = rs.randn(6, 4).astype(np.float32)
+    y = rs.randint(0, 3, size=(6, 1)).astype(np.int64)
+    m = ml.Sequential([L.Input(shape=(4,)), L.Dense(3, activation="softmax")])
+    m.compile(optimizer="sgd", loss=loss(), metrics=["accuracy"])
+    w, b = m.get_weights()
+    z = X @ w + b
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    want_loss = float(np.mean(-np.log(p[np.arange(6), y[:, 0]])))
+    want_acc = float(np.mean(p.argmax(1) == y[:, 0]))
+    loss_v, acc = m.evaluate(X, y, batch_size=2, verbose=0)
+    np.testing.assert_allclose([loss_v, acc], [want_loss, want_acc], rtol=1e-5)
+    assert type(m._tracking["entries"][0][1]).__name__ == "SparseCategoricalAccuracy"
+    h = m.fit(X, y, batch_size=3, epochs=2, verbose=0)
+    assert np.isfinite(h.history["loss"]).all()
