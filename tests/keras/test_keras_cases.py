@@ -123,3 +123,51 @@ def test_int_labels_n1_with_custom_loss_and_accuracy(loss):
     assert type(m._tracking["entries"][0][1]).__name__ == "SparseCategoricalAccuracy"
     h = m.fit(X, y, batch_size=3, epochs=2, verbose=0)
     assert np.isfinite(h.history["loss"]).all()
+
+
+# ------------------------------------------------------------ a notebook cell run twice
+def _cls_model():
+    m = ml.Sequential([L.Input(shape=(5,)), L.Dense(8, activation="relu"),
+                       L.Dense(3, activation="softmax")])
+    m.compile(optimizer=ml.optimizers.SGD(0.2), loss="sparse_categorical_crossentropy",
+              metrics=["accuracy"])
+    return m
+
+
+def test_new_strategy_each_cell_then_plain_model():
+    from mylib.distribute import MirroredStrategy
+
+    rs = np.random.RandomState(3)
+    X = rs.randn(64, 5).astype(np.float32)
+    y = np.argmax(X[:, :3], 1).astype(np.int64)
+    models = []
+    for _ in range(2):  # the same cell, run twice: a new strategy each time
+        s = MirroredStrategy()
+        with s.scope():
+            m = _cls_model()
+        h = m.fit(X, y, batch_size=16, epochs=5, verbose=0, shuffle=False)
+        assert h.history["loss"][-1] < h.history["loss"][0]
+        models.append(m)
+        with s.scope():  # the strategy's scope again: the same graph
+            m.compile(optimizer=ml.optimizers.SGD(0.2),
+                      loss="sparse_categorical_crossentropy")
+        m.fit(X, y, batch_size=16, epochs=1, verbose=0)
+    m = _cls_model()  # and a model with no strategy
+    h = m.fit(X, y, batch_size=16, epochs=5, verbose=0, shuffle=False)
+    assert h.history["loss"][-1] < h.history["loss"][0]
+    # the earlier models still run
+    for mm in models:
+        assert np.isfinite(mm.evaluate(X, y, verbose=0))
+
+
+def test_strategy_scope_on_an_empty_graph_uses_it():
+    from mylib.distribute import MirroredStrategy
+
+    g = ml.Graph()
+    s = MirroredStrategy()
+    with g.as_default(), s.scope():
+        v = ml.Variable(np.ones(4, np.float32))
+    assert v.graph is g
+    with g.as_default(), s.scope():
+        w = ml.Variable(np.zeros(4, np.float32))
+    assert w.graph is g
