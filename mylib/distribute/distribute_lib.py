@@ -15,9 +15,9 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from mylib.core.graph import get_default_graph
+from mylib.core.graph import Graph, get_default_graph
 from mylib.core.variables import variable_creator_scope
-from mylib.runtime.policy import ExecutionPolicy, set_policy
+from mylib.runtime.policy import ExecutionPolicy, get_policy, set_policy
 from mylib.core.ops import math_ops
 from mylib.core.ops import array_ops
 
@@ -182,14 +182,26 @@ class Strategy:
     @contextlib.contextmanager
     def scope(self):
         """Variables (and models, optimizers, metrics) created here are distributed by
-        this strategy. Nesting different strategies raises ValueError."""
+        this strategy. Nesting different strategies raises ValueError.
+
+        A graph runs under one strategy. When the default graph already runs under
+        another one (a notebook cell that makes a new strategy and builds its model
+        again), the scope builds into a graph of this strategy's own instead (made
+        once, re-entered by later scopes), as Keras 3 needs no `clear_session` there;
+        an empty graph, or one of this strategy, is used as is."""
         stack = _stack()
         if stack and stack[-1] is not self:
             raise ValueError(
                 f"Mixing different strategies: already in the scope of {stack[-1]!r}")
+        current = get_policy(get_default_graph())
+        graph_ctx = contextlib.nullcontext()
+        if current is not None and current is not self._extended:
+            if getattr(self, "_own_graph", None) is None:
+                self._own_graph = Graph()
+            graph_ctx = self._own_graph.as_default()
         stack.append(self)
         try:
-            with variable_creator_scope(self._create_variable):
+            with graph_ctx, variable_creator_scope(self._create_variable):
                 yield self
         finally:
             stack.pop()

@@ -47,9 +47,10 @@ def build_tracking(model, y_arrays):
     metric_specs = model._per_output(args["metrics"] or [], "metrics")
     wmetric_specs = model._per_output(args["weighted_metrics"] or [], "metrics")
     multi = len(model.outputs) > 1
-    entries = []  # (output index, metric object, weighted)
-    names = ["loss"]
-    with model.graph.as_default():
+
+    def metric_state(clone):
+        entries = []  # (output index, metric object, weighted)
+        names = ["loss"]
         loss_tracker = M.Mean(name="loss")
         out_trackers = [M.Mean(name=f"{n}_loss") for n in model.output_names] if multi \
             else []
@@ -60,6 +61,8 @@ def build_tracking(model, y_arrays):
                     if m is None:
                         continue
                     obj = _make_metric(model, m, i, y_arrays, loss_ids[i])
+                    if clone and obj is m:
+                        obj = _fresh_metric(obj)
                     label = m if isinstance(m, str) else obj.name
                     if weighted and isinstance(m, str):
                         label = "weighted_" + label
@@ -67,9 +70,31 @@ def build_tracking(model, y_arrays):
                         label = f"{model.output_names[i]}_{label}"
                     names.append(label)
                     entries.append((i, obj, weighted))
-    return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
-            "loss_tracker": loss_tracker, "out_trackers": out_trackers,
-            "entries": entries, "names": names}
+        return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
+                "loss_tracker": loss_tracker, "out_trackers": out_trackers,
+                "entries": entries, "names": names}
+
+    with model.graph.as_default():
+        tracking = metric_state(False)
+        # Evaluation (evaluate, fit's validation) accumulates in metric variables of
+        # its own: an evaluate() inside a callback of fit leaves fit's running
+        # totals alone.
+        tracking["test"] = metric_state(True)
+    return tracking
+
+
+def for_mode(tracking, mode):
+    """The metric state of a train ('train') or test step (evaluate, validation)."""
+    return tracking if mode == "train" else tracking["test"]
+
+
+def _fresh_metric(obj):
+    """A copy of metric object `obj` with state of its own (created on first use)."""
+    import copy
+
+    new = copy.copy(obj)
+    new._variables, new._graph, new._scope = [], None, None
+    return new
 
 
 def _make_metric(model, m, i, y_arrays, loss_id):
@@ -97,11 +122,25 @@ def metric_results(tracking):
         [obj.result() for _, obj, _ in tracking["entries"]]
 
 
+def is_builtin_loss(loss):
+    """Whether `loss` is one of mylib's losses (a name, or a function or object of
+    `mylib.losses`), whose target shapes are known; not a user's own loss."""
+    if loss is None or isinstance(loss, str):
+        return True
+    mod = getattr(loss, "__module__", None) if callable(loss) and not hasattr(
+        loss, "call") else type(loss).__module__
+    return str(mod or "").startswith("mylib.")
+
+
 def check_targets(model, ys):
-    """Each target array's shape must fit its output under its loss."""
+    """Each target array's shape must fit its output under its loss. A user's own
+    loss decides what it accepts (integer class ids of shape [N, 1] against [N, C]
+    outputs, say): its targets are not checked here."""
     for i, (y, t) in enumerate(zip(ys, model.outputs)):
         ps = t.shape.as_list()
         ys_ = list(y.shape)
+        if not is_builtin_loss(model._tracking["loss_ids"][i]):
+            continue
         if is_sparse_loss(model._tracking["loss_ids"][i]):
             ok = len(ys_) == len(ps) - 1 or (len(ys_) == len(ps) and ys_[-1] == 1)
             if not ok:
@@ -146,7 +185,7 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
     inputs, one target placeholder per output and, with `feed_weights`, the
     sample weights (rank `sw_ndim`); without, every sample weighs 1."""
     g = model.graph
-    tr = model._tracking
+    tr = for_mode(model._tracking, mode)
     with g.as_default(), g.name_scope(mode):
         outs, fx = _forward_outputs(model, mode)
         targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),
@@ -268,7 +307,8 @@ def _align(y_true, y_pred, loss_id):
 
 def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     """Per-sample losses [batch]: loss objects through their `call`, functions directly;
-    extra axes are averaged (Keras's per-sample reduction). `element_weights` (e.g.
+    extra axes are averaged (Keras's per-sample reduction); a scalar (a loss that
+    reduces the batch itself) stands for each sample. `element_weights` (e.g.
     per-timestep weights [batch, T]) multiply the losses before that average, and the
     caller then feeds samples weights of 1."""
     call = getattr(loss_fn, "call", None)
@@ -278,6 +318,10 @@ def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     if per.shape.rank is not None and per.shape.rank > 1:
         per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:
-        raise ValueError(f"The loss {loss_fn!r} returned a scalar; losses used by compile "
-                         "must return one value per sample.")
+        # A loss already reduced over the batch (Keras 3 accepts it): every sample
+        # carries it, so the batch loss is it times the mean sample weight. Under a
+        # mirrored strategy the step is one global-batch program, so the scalar is
+        # the global batch's and the update equals one device's.
+        per = constant_ops.fill(array_ops.shape(y_pred)[:1], math_ops.cast(per, "float32")
+                                if per.dtype != _dtypes.float32 else per)
     return per

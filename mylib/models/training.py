@@ -374,18 +374,24 @@ class Model(GraphNetworkMixin, Layer):
         backend.ensure_initialized(g.get_collection(GraphKeys.GLOBAL_VARIABLES) +
                                    g.get_collection(GraphKeys.LOCAL_VARIABLES))
 
-    def _reset_metrics_op(self):
-        op = self._fns.get("reset")
+    def _reset_metrics_op(self, mode="train"):
+        """The op zeroing the metric state of `mode`'s steps ('train', 'test' or
+        'all'): training and evaluation keep separate totals."""
+        key = "reset" if mode == "train" else "reset_" + mode
+        op = self._fns.get(key)
         if op is None:
-            objs = step_lib.metric_objects(self._tracking)
+            modes = ("train", "test") if mode == "all" else (mode,)
+            objs = [o for md in modes
+                    for o in step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
             with self.graph.as_default():
-                op = array_ops.group(*[o.reset_state() for o in objs], name="reset_metrics")
-            self._fns["reset"] = op
+                op = array_ops.group(*[o.reset_state() for o in objs],
+                                     name=f"reset_{mode}_metrics")
+            self._fns[key] = op
         return op
 
     def reset_metrics(self):
         if self._tracking is not None:
-            self.session.run(self._reset_metrics_op())
+            self.session.run(self._reset_metrics_op("all"))
 
     def _predict_fn(self):
         fn = self._fns.get("predict")
@@ -537,7 +543,7 @@ class Model(GraphNetworkMixin, Layer):
         """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
-        self.session.run(self._reset_metrics_op())
+        self.session.run(self._reset_metrics_op("test"))
         names = self.metrics_names
         if cb is not None:
             cb.on_test_begin()
