@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
-from mylib.layers import initializers, regularizers
+from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer, get_mask
 from mylib import nn
 from mylib.core.graph import get_default_graph
@@ -68,7 +68,8 @@ class MultiHeadAttention(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     # The node records [query, value(, key)] as its inputs, so a functional model
     # replays both branches (Layer.__call__ tracks only its first argument).
@@ -190,6 +191,10 @@ class MultiHeadAttention(Layer):
                 "use_bias": self.use_bias, "output_shape": self._output_dim,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
                 "seed": self.seed}
 
 

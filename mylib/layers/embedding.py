@@ -7,7 +7,7 @@ import numpy as np
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import math_ops
 from mylib.core.ops import constant_ops
-from mylib.layers import initializers, regularizers
+from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer
 from mylib.core.ops.embedding_ops import embedding_lookup
 
@@ -44,7 +44,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = embeddings_constraint
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.input_length = input_length
 
@@ -73,4 +73,6 @@ class Embedding(Layer):
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+                "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
                 "mask_zero": self.mask_zero}
