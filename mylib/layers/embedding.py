@@ -19,6 +19,11 @@ class Embedding(Layer):
     with respect to the table is an `IndexedSlices` (only the looked-up rows), kept
     sparse until the optimizer applies it.
 
+    An id outside ``[0, input_dim)`` never yields a real row (``-1`` is not the last
+    one): fed ids (``predict``/``fit``/``evaluate`` data) give rows of NaN, so the
+    outputs and the loss are NaN; constant ids raise `InvalidArgumentError` naming the
+    op, the bad id and the range when run (see `ml.nn.embedding_lookup`).
+
     Args:
       input_dim: vocabulary size (ids are in ``[0, input_dim)``).
       output_dim: size of each vector.
