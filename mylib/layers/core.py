@@ -1,10 +1,10 @@
-"""Core layers: `Dense`, `Activation`, `Dropout`, `Flatten`, `Reshape`."""
+"""Core layers: `Dense`, `Activation`, `Dropout`, `Flatten`, `Reshape`, `Masking`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mylib.core.ops import array_ops, constant_ops, math_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib import nn
@@ -225,3 +225,35 @@ class Reshape(Layer):
 
     def get_config(self):
         return {**super().get_config(), "target_shape": self.target_shape}
+
+
+class Masking(Layer):
+    """Masks timesteps whose features all equal `mask_value` (Keras 3's `Masking`).
+
+    For inputs ``[batch, time, features]`` the mask is ``any(inputs != mask_value,
+    axis=-1)`` (``[batch, time]``), which mask-aware layers after it (recurrent layers,
+    attention) consume; the outputs are the inputs with masked timesteps set to 0.
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def _keep(self, inputs, keepdims):
+        value = constant_ops.constant(self.mask_value, dtype=inputs.dtype)
+        return reduction_ops.reduce_any(math_ops.not_equal(inputs, value), axis=-1,
+                                        keepdims=keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs, keepdims=False)
+
+    def call(self, inputs):
+        return inputs * math_ops.cast(self._keep(inputs, keepdims=True), inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
