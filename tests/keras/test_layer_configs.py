@@ -105,6 +105,9 @@ SPECIFIC = {
     "Bidirectional": {"layer": lambda: L.LSTM(3, return_sequences=True, dropout=0.1,
                                               kernel_regularizer=R.L2(0.01),
                                               kernel_constraint=C.MaxNorm(2.0)),
+                      "backward_layer": lambda: L.LSTM(3, return_sequences=True,
+                                                       go_backwards=True, dropout=0.2,
+                                                       recurrent_regularizer=R.L1(0.1)),
                       "merge_mode": "sum"},
     "TimeDistributed": {"layer": lambda: L.Dense(3, kernel_regularizer=R.L2(0.01),
                                                  bias_constraint=C.NonNeg())},
@@ -112,7 +115,7 @@ SPECIFIC = {
 
 # Arguments that configure construction only (not part of a layer's config), by class.
 NOT_IN_CONFIG = {"name", "dtype", "input_shape", "batch_size", "input_dim",
-                 "batch_input_shape", "autocast", "weights", "backward_layer",
+                 "batch_input_shape", "autocast", "weights",
                  "input_length"}  # Embedding's input_length: ignored, as Keras 3
 # Arguments of a base class that a subclass does not take (it sets them itself).
 NOT_TAKEN = {
@@ -205,7 +208,7 @@ def test_config_keeps_every_constructor_argument(cls):
     missing = [k for k in kw if k not in cfg and k not in NOT_IN_CONFIG]
     assert not missing, f"{cls.__name__}.get_config() drops {missing}"
     for k, v in kw.items():
-        if k in NOT_IN_CONFIG or k in ("layer",) or (cls.__name__, k) in NORMALISED:
+        if k in NOT_IN_CONFIG or k in ("layer", "backward_layer") or (cls.__name__, k) in NORMALISED:
             continue
         got = cfg[k]
         if k == "activation" or k == "recurrent_activation":
@@ -266,6 +269,31 @@ def test_registered_custom_regularizer_and_constraint_round_trip():
     new = saving.deserialize_layer(entry)
     assert type(new.kernel_regularizer) is Scaled and new.kernel_regularizer.factor == 0.3
     assert type(new.kernel_constraint) is Clip and new.kernel_constraint.limit == 0.7
+
+
+def test_wrappers_keep_registered_inner_layers_and_the_backward_layer():
+    @ml.saving.register_serializable(package="cfgtest")
+    class Scale(L.Layer):
+        def __init__(self, factor=2.0, **kw):
+            super().__init__(**kw)
+            self.factor = factor
+
+        def call(self, x):
+            return x * self.factor
+
+        def compute_output_shape(self, s):
+            return s
+
+        def get_config(self):
+            return {**super().get_config(), "factor": self.factor}
+
+    td = L.TimeDistributed(Scale(3.0))
+    new = saving.deserialize_layer(json.loads(json.dumps(saving.serialize_layer(td))))
+    assert type(new.layer) is Scale and new.layer.factor == 3.0
+    bi = L.Bidirectional(L.GRU(2), backward_layer=L.GRU(2, go_backwards=True,
+                                                        kernel_regularizer=R.L2(0.4)))
+    new = saving.deserialize_layer(json.loads(json.dumps(saving.serialize_layer(bi))))
+    assert new.backward_layer.kernel_regularizer.l2 == 0.4
 
 
 def test_saved_regularized_constrained_model_evaluates_and_trains_identically(tmp_path):
