@@ -32,7 +32,7 @@ PUBLIC_NAMES = [
     "cast", "categorical", "ceil", "check_numerics", "clip_by_global_norm", "clip_by_norm",
     "clip_by_value", "colocate_with", "complex128", "complex64", "concat", "cond", "config",
     "constant", "constant_value", "control_dependencies", "conv1d", "conv2d", "conv2d_transpose",
-    "convert_to_tensor", "coordinator", "core", "cos", "cumsum", "data", "debugging",
+    "convert_to_tensor", "coordinator", "core", "cos", "cumprod", "cumsum", "data", "debugging",
     "depthwise_conv2d", "device", "devices", "distribute", "divide", "dropout", "dtypes", "elu",
     "equal", "erf", "errors", "exp", "expand_dims", "expm1", "fill", "float16", "float32",
     "float64", "floor", "floor_div", "floordiv", "floormod", "gather", "gather_nd", "gelu",

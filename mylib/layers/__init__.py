@@ -3,7 +3,8 @@
 
 from mylib.layers import activations, backend, initializers, regularizers  # noqa: F401
 from mylib.layers.base import Input, InputLayer, InputSpec, Layer  # noqa: F401
-from mylib.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
+from mylib.layers.core import (Activation, Dense, Dropout, Flatten, Masking,  # noqa: F401
+                               Reshape)
 from mylib.layers import constraints  # noqa: F401,E402
 from mylib.layers.convolutional import (  # noqa: F401,E402
     Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, DepthwiseConv2D)

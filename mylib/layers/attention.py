@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
-from mylib.layers import initializers, regularizers
+from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer, get_mask
 from mylib import nn
 from mylib.core.graph import get_default_graph
@@ -22,8 +24,10 @@ class MultiHeadAttention(Layer):
 
     Masks: ``attention_mask [B, T, S]`` (True / 1 = may attend), the Keras masks of
     query and value (e.g. from `Embedding(mask_zero=True)`), and ``use_causal_mask``
-    (position t attends to s <= t) are combined with AND. Masked scores get -1e9 added
-    before the softmax.
+    (position t attends to s <= t) are combined with AND. Masked scores are set to the
+    most negative finite value of the scores' dtype before the softmax, which runs in
+    float32 under a mixed precision policy (so a float16 mask neither overflows nor
+    gives NaN).
 
     Args:
       num_heads: number of heads H.
@@ -68,7 +72,8 @@ class MultiHeadAttention(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     # The node records [query, value(, key)] as its inputs, so a functional model
     # replays both branches (Layer.__call__ tracks only its first argument).
@@ -132,14 +137,23 @@ class MultiHeadAttention(Layer):
         v = self._heads(value, self.value_kernel, self.value_bias)
         q = q * (1.0 / math.sqrt(float(self.key_dim)))
         scores = math_ops.matmul(q, k, transpose_b=True)  # [B, H, T, S]
+        if scores.dtype.name in ("float16", "bfloat16"):
+            # Mixed precision: the masked softmax runs in float32, as Keras's.
+            scores = math_ops.cast(scores, "float32")
 
         masks = mask if isinstance(mask, (list, tuple)) else [None, None, None]
         m = self._attention_mask(scores, masks, attention_mask, use_causal_mask)
         if m is not None:
-            adder = (1.0 - math_ops.cast(m, scores.dtype)) * -1e9
-            scores = scores + adder
+            # Masked scores become the dtype's most negative finite value (a `where`,
+            # not an added ``-1e9 * (1 - mask)``, which overflows in float16 to -inf,
+            # and 0 * -inf is NaN). A fully masked row attends uniformly, as Keras.
+            lowest = constant_ops.constant(np.finfo(scores.dtype.name).min,
+                                           dtype=scores.dtype)
+            scores = array_ops.where(m, scores, lowest)
 
         probs = nn.softmax(scores, axis=-1)
+        if probs.dtype != dt:
+            probs = math_ops.cast(probs, dt)
         dropped = probs
         if training and self.dropout > 0:
             dropped = nn.dropout(probs, rate=self.dropout, seed=self.seed)
@@ -190,6 +204,10 @@ class MultiHeadAttention(Layer):
                 "use_bias": self.use_bias, "output_shape": self._output_dim,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
                 "seed": self.seed}
 
 

@@ -585,6 +585,11 @@ class Layer:
             cfg["autocast"] = False
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = self._batch_input_shape
+        act_reg = getattr(self, "activity_regularizer", None)
+        if act_reg is not None:
+            from mylib.layers import regularizers
+
+            cfg["activity_regularizer"] = regularizers.serialize(act_reg)
         return cfg
 
     @classmethod

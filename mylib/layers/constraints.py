@@ -106,14 +106,18 @@ def get(identifier):
     if isinstance(identifier, str):
         cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
         if cls is None:
+            from mylib.layers import registration
+
+            obj = registration.get_registered_object(identifier)
+            if obj is not None:
+                return obj() if isinstance(obj, type) else obj
             raise ValueError(f"Unknown constraint: '{identifier}'. Known: {sorted(_ALIASES)}")
         return cls()
     if isinstance(identifier, dict):
-        name = identifier.get("class_name")
-        cls = _CLASSES.get(name) or _ALIASES.get(name)
-        if cls is None:
-            raise ValueError(f"Unknown constraint class: {name!r}")
-        return cls.from_config(identifier.get("config", {}))
+        from mylib.layers import registration
+
+        return registration.deserialize_object(identifier, {**_ALIASES, **_CLASSES},
+                                               "constraint")
     if isinstance(identifier, type) and issubclass(identifier, Constraint):
         return identifier()
     if callable(identifier):
@@ -122,11 +126,11 @@ def get(identifier):
 
 
 def serialize(constraint):
-    if constraint is None:
-        return None
-    if isinstance(constraint, Constraint):
-        return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
-    return getattr(constraint, "__name__", repr(constraint))
+    """`get`'s config-dict form (``{"class_name", "config"}``, with
+    ``"registered_name"`` for a registered class); a registered function's name."""
+    from mylib.layers import registration
+
+    return registration.serialize_object(constraint)
 
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg",

@@ -1,11 +1,11 @@
-"""Core layers: `Dense`, `Activation`, `Dropout`, `Flatten`, `Reshape`."""
+"""Core layers: `Dense`, `Activation`, `Dropout`, `Flatten`, `Reshape`, `Masking`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mylib.core.ops import array_ops, constant_ops, math_ops
-from mylib.layers import activations, initializers, regularizers
+from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
+from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib import nn
 
@@ -39,7 +39,8 @@ class Dense(Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -71,7 +72,12 @@ class Dense(Layer):
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 class Activation(Layer):
@@ -219,3 +225,35 @@ class Reshape(Layer):
 
     def get_config(self):
         return {**super().get_config(), "target_shape": self.target_shape}
+
+
+class Masking(Layer):
+    """Masks timesteps whose features all equal `mask_value` (Keras 3's `Masking`).
+
+    For inputs ``[batch, time, features]`` the mask is ``any(inputs != mask_value,
+    axis=-1)`` (``[batch, time]``), which mask-aware layers after it (recurrent layers,
+    attention) consume; the outputs are the inputs with masked timesteps set to 0.
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def _keep(self, inputs, keepdims):
+        value = constant_ops.constant(self.mask_value, dtype=inputs.dtype)
+        return reduction_ops.reduce_any(math_ops.not_equal(inputs, value), axis=-1,
+                                        keepdims=keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs, keepdims=False)
+
+    def call(self, inputs):
+        return inputs * math_ops.cast(self._keep(inputs, keepdims=True), inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}

@@ -7,7 +7,7 @@ import numpy as np
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import math_ops
 from mylib.core.ops import constant_ops
-from mylib.layers import initializers, regularizers
+from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer
 from mylib.core.ops.embedding_ops import embedding_lookup
 
@@ -18,6 +18,11 @@ class Embedding(Layer):
     The lookup is one ``GatherV2`` on the ``embeddings`` variable, so the gradient
     with respect to the table is an `IndexedSlices` (only the looked-up rows), kept
     sparse until the optimizer applies it.
+
+    An id outside ``[0, input_dim)`` never yields a real row (``-1`` is not the last
+    one): fed ids (``predict``/``fit``/``evaluate`` data) give rows of NaN, so the
+    outputs and the loss are NaN; constant ids raise `InvalidArgumentError` naming the
+    op, the bad id and the range when run (see `ml.nn.embedding_lookup`).
 
     Args:
       input_dim: vocabulary size (ids are in ``[0, input_dim)``).
@@ -44,7 +49,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = embeddings_constraint
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.input_length = input_length
 
@@ -73,4 +78,6 @@ class Embedding(Layer):
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+                "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
                 "mask_zero": self.mask_zero}

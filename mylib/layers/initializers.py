@@ -217,19 +217,24 @@ def get(identifier):
     if isinstance(identifier, str):
         cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
         if cls is None:
+            from mylib.layers import registration
+
+            obj = registration.get_registered_object(identifier)
+            if obj is not None:
+                return obj() if isinstance(obj, type) else obj
             raise ValueError(f"Unknown initializer: '{identifier}'. Known: {sorted(_ALIASES)}")
         return cls()
     if isinstance(identifier, dict):
-        cls = _CLASSES.get(identifier["class_name"]) or _ALIASES.get(identifier["class_name"])
-        if cls is None:
-            raise ValueError(f"Unknown initializer class: {identifier['class_name']!r}")
-        return cls.from_config(identifier.get("config", {}))
+        from mylib.layers import registration
+
+        return registration.deserialize_object(identifier, {**_ALIASES, **_CLASSES},
+                                               "initializer")
     raise TypeError(f"Could not interpret initializer identifier: {identifier!r}")
 
 
 def serialize(init):
-    if init is None:
-        return None
-    if isinstance(init, Initializer):
-        return {"class_name": type(init).__name__, "config": init.get_config()}
-    return getattr(init, "__name__", repr(init))
+    """`get`'s config-dict form (``{"class_name", "config"}``, with
+    ``"registered_name"`` for a registered class); a registered function's name."""
+    from mylib.layers import registration
+
+    return registration.serialize_object(init)

@@ -29,7 +29,7 @@ import numpy as np
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops, control_flow_ops, math_ops
 from mylib.core.ops import constant_ops
-from mylib.layers import activations, initializers, regularizers
+from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 
 
@@ -81,9 +81,9 @@ class _RNN(Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.recurrent_constraint = recurrent_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.seed = seed
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
@@ -209,6 +209,12 @@ class _RNN(Layer):
                 "kernel_initializer": ser(self.kernel_initializer),
                 "recurrent_initializer": ser(self.recurrent_initializer),
                 "bias_initializer": ser(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout,
                 "seed": self.seed, "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,

@@ -80,3 +80,44 @@ def registered_name_of(obj):
         return _NAMES.get(obj)
     except TypeError:  # unhashable objects are never registered
         return None
+
+
+def serialize_object(obj):
+    """The saved form of a regularizer, constraint or initializer: an object with
+    `get_config` becomes ``{"class_name", "config"}`` (plus ``"registered_name"`` when
+    its class is registered); a registered function becomes its registered name; any
+    other callable its ``__name__`` (a built-in name such as ``"l2"``)."""
+    if obj is None:
+        return None
+    if hasattr(obj, "get_config") and not isinstance(obj, type):
+        cls = type(obj)
+        out = {"class_name": cls.__name__, "config": obj.get_config()}
+        reg = registered_name_of(cls)
+        if reg is not None:
+            out["registered_name"] = reg
+        return out
+    reg = registered_name_of(obj)
+    if reg is not None:
+        return reg
+    return getattr(obj, "__name__", repr(obj))
+
+
+def deserialize_object(identifier, builtins, what):
+    """The object saved by `serialize_object`: a class of `builtins` (a dict
+    ``{name: class}``) or a registered class (looked up, never imported), rebuilt with
+    ``from_config(config)``. Raises ValueError naming `what` for an unknown class."""
+    name = identifier.get("class_name")
+    reg = identifier.get("registered_name")
+    cls = None
+    for key in (reg, name):
+        if key and cls is None:
+            cls = get_registered_object(key)
+    if cls is None:
+        cls = builtins.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown {what} class: {name!r}. Register custom classes with "
+                         "`ml.saving.register_serializable` before loading.")
+    config = identifier.get("config") or {}
+    if isinstance(cls, type) and hasattr(cls, "from_config"):
+        return cls.from_config(config)
+    return cls(**config)

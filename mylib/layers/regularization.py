@@ -108,5 +108,7 @@ class ActivityRegularization(Layer):
         return input_shape
 
     def get_config(self):
-        return {**super().get_config(), "l1": self.l1, "l2": self.l2}
+        cfg = super().get_config()
+        cfg.pop("activity_regularizer", None)  # made from l1 and l2
+        return {**cfg, "l1": self.l1, "l2": self.l2}
 

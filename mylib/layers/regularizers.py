@@ -14,6 +14,10 @@ class Regularizer:
     def get_config(self):
         return {}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
 
 class L1L2(Regularizer):
     """``l1 * sum(|x|) + l2 * sum(x**2)``."""
@@ -48,7 +52,16 @@ def L2(l2=0.01):  # noqa: N802
 l1, l2, l1_l2 = L1, L2, (lambda l1=0.01, l2=0.01: L1L2(l1, l2))
 
 
+_CLASSES = {"Regularizer": Regularizer, "L1L2": L1L2, "L1": L1, "L2": L2, "l1": L1,
+            "l2": L2, "l1_l2": l1_l2}
+
+
 def get(identifier):
+    """A regularizer from None, a name (``"l2"``, or a registered function's name), a
+    config dict (`serialize`'s form; registered custom classes are looked up in the
+    registry, never imported), a `Regularizer` or any callable ``w -> scalar``."""
+    from mylib.layers import registration
+
     if identifier is None or callable(identifier):
         return identifier
     if identifier in ("l1", "L1"):
@@ -58,18 +71,18 @@ def get(identifier):
     if identifier == "l1_l2":
         return L1L2(0.01, 0.01)
     if isinstance(identifier, dict):
-        name = identifier.get("class_name", "L1L2")
-        if name not in ("L1L2", "L1", "L2", "l1", "l2", "l1_l2"):
-            raise ValueError(f"Unknown regularizer class: {name!r}")
-        return L1L2(**identifier.get("config", {}))
+        return registration.deserialize_object(identifier, _CLASSES, "regularizer")
+    if isinstance(identifier, str):
+        obj = registration.get_registered_object(identifier)
+        if obj is not None:
+            return obj() if isinstance(obj, type) else obj
     raise ValueError(f"Unknown regularizer: {identifier!r}")
 
 
 def serialize(regularizer):
-    """A config dict (``{"class_name": "L1L2", "config": {...}}``) or the callable's
-    name; None for None."""
-    if regularizer is None:
-        return None
-    if isinstance(regularizer, Regularizer):
-        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
-    return getattr(regularizer, "__name__", repr(regularizer))
+    """A config dict (``{"class_name": "L1L2", "config": {...}}``, with
+    ``"registered_name"`` for a registered class), a registered function's name; None
+    for None."""
+    from mylib.layers import registration
+
+    return registration.serialize_object(regularizer)

@@ -7,7 +7,31 @@ from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops
 from mylib.core.ops import constant_ops
 from mylib.layers.base import InputSpec, Layer
+from mylib.layers import registration
 from mylib import layers as L
+
+
+def _layer_entry(layer):
+    """A wrapped layer's config entry (with its registered name when it has one)."""
+    out = {"class_name": type(layer).__name__, "config": layer.get_config()}
+    reg = registration.registered_name_of(type(layer))
+    if reg is not None:
+        out["registered_name"] = reg
+    return out
+
+
+def _from_entry(spec):
+    """The layer of `_layer_entry`: a registered class or one of `mylib.layers`."""
+    cls = None
+    for key in (spec.get("registered_name"), spec["class_name"]):
+        if key and cls is None:
+            cls = registration.get_registered_object(key)
+    if cls is None:
+        cls = getattr(L, spec["class_name"], None)
+    if not (isinstance(cls, type) and issubclass(cls, Layer)):
+        raise ValueError(f"Unknown layer class {spec['class_name']!r}: register custom "
+                         "layers with `ml.saving.register_serializable`.")
+    return cls.from_config(spec["config"])
 
 
 class Bidirectional(Layer):
@@ -51,6 +75,9 @@ class Bidirectional(Layer):
         cfg.pop("batch_input_shape", None)
         cls = type(layer)
         self.forward_layer = cls.from_config({**cfg, "name": "forward_" + layer.name})
+        # A given backward layer is part of the config (Keras's); a made one is not.
+        self._backward_entry = None if backward_layer is None else _layer_entry(
+            backward_layer)
         if backward_layer is None:
             backward_layer = cls.from_config({**cfg, "name": "backward_" + layer.name,
                                               "go_backwards": not layer.go_backwards})
@@ -65,7 +92,7 @@ class Bidirectional(Layer):
         for l in (self.forward_layer, self.backward_layer):
             if hasattr(l, "zero_output_for_mask"):
                 l.zero_output_for_mask = self.return_sequences
-        self._wrapped_config = {"class_name": cls.__name__, "config": cfg}
+        self._wrapped_config = {**_layer_entry(layer), "config": cfg}
         if layer._batch_input_shape is not None and self._batch_input_shape is None:
             self._batch_input_shape = layer._batch_input_shape
 
@@ -113,16 +140,20 @@ class Bidirectional(Layer):
         return outs if self.merge_mode is None else out
 
     def get_config(self):
-        return {**super().get_config(), "layer": self._wrapped_config,
-                "merge_mode": self.merge_mode}
+        cfg = {**super().get_config(), "layer": self._wrapped_config,
+               "merge_mode": self.merge_mode}
+        if self._backward_entry is not None:
+            cfg["backward_layer"] = self._backward_entry
+        return cfg
 
     @classmethod
     def from_config(cls, config):
 
         config = dict(config)
-        spec = config.pop("layer")
-        layer_cls = getattr(L, spec["class_name"])
-        return cls(layer_cls.from_config(spec["config"]), **config)
+        layer = _from_entry(config.pop("layer"))
+        if config.get("backward_layer") is not None:
+            config["backward_layer"] = _from_entry(config["backward_layer"])
+        return cls(layer, **config)
 
 
 class TimeDistributed(Layer):
@@ -163,13 +194,10 @@ class TimeDistributed(Layer):
         return (input_shape[0], input_shape[1]) + tuple(inner[1:])
 
     def get_config(self):
-        return {**super().get_config(),
-                "layer": {"class_name": type(self.layer).__name__,
-                          "config": self.layer.get_config()}}
+        return {**super().get_config(), "layer": _layer_entry(self.layer)}
 
     @classmethod
     def from_config(cls, config):
 
         config = dict(config)
-        spec = config.pop("layer")
-        return cls(getattr(L, spec["class_name"]).from_config(spec["config"]), **config)
+        return cls(_from_entry(config.pop("layer")), **config)

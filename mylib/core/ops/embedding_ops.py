@@ -172,7 +172,13 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, max_norm=
         (shards of one table along axis 0, all of one dtype); or a sharded variable (an
         object whose `variables` attribute is a list of `Variable`s), always looked up
         with "div", as TensorFlow's `ShardedVariable`.
-      ids: int32/int64 `Tensor` of any shape; ids in [0, total rows).
+      ids: int32/int64 `Tensor` of any shape; ids in [0, total rows). An id outside
+        that range never yields a real row (``-1`` is not the last one): ids known
+        when the step is built (constants) make running it raise
+        `InvalidArgumentError` naming the op, the bad id and the range, as
+        TensorFlow on CPU; ids known only at run time (fed or computed) give NaN
+        rows inside the compiled step (the most negative value for a signed integer
+        table). With several shards the id and range named are those within a shard.
       partition_strategy: "mod" (default) or "div"; only used with several shards.
       name: optional name scope.
       max_norm: optional float; each looked-up row whose L2 norm exceeds it is scaled

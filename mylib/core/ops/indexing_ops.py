@@ -189,15 +189,34 @@ Tensor._overload_operator("__getitem__", _getitem)
 
 
 # ---------------------------------------------------------------- GatherV2 / GatherNd
+def take_in_range(params, indices, axis):
+    """``take(params, indices, axis)`` where an index outside ``[0, n)`` never yields a
+    real row: indices known when the step is built (numpy) raise
+    `InvalidArgumentError` naming the bad index and the range (the runtime adds the
+    op), as TensorFlow on CPU; run-time indices give fill rows (NaN for floats, the
+    dtype's most negative value for signed integers), negative ones included."""
+    n = params.shape[axis]
+    if isinstance(indices, (np.ndarray, np.generic)):
+        idx = np.asarray(indices)
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            pos = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise errors.InvalidArgumentError(
+                f"indices[{', '.join(map(str, pos))}] = {idx[pos]} is not in [0, {n})")
+        if isinstance(params, (np.ndarray, np.generic)):
+            return np.take(params, idx, axis=axis)
+        return jnp.take(params, idx, axis=axis)
+    idx = jnp.where(indices < 0, n, indices)  # negative: out of range, not from the end
+    return jnp.take(params, idx, axis=axis, mode="fill")
+
+
 def _gather_kernel(params, indices, *, axis=0, batch_dims=0):
-    if _is_static(params, indices):
-        return np.take(params, indices, axis=axis)
     if batch_dims:
-        fn = lambda p, i: jnp.take(p, i, axis=axis - batch_dims)  # noqa: E731
+        fn = lambda p, i: take_in_range(p, i, axis - batch_dims)  # noqa: E731
         for _ in _b.range(batch_dims):
             fn = jax.vmap(fn)
         return fn(params, indices)
-    return jnp.take(params, indices, axis=axis)
+    return take_in_range(params, indices, axis)
 
 
 GatherV2 = OpDef("GatherV2", kernel=_gather_kernel)
@@ -235,6 +254,13 @@ def _gather_grad(op, grad):
 def gather(params, indices, axis=None, batch_dims=0, name=None):
     """Gathers slices of `params` along `axis` at `indices` (TF's "GatherV2").
 
+    An index outside ``[0, n)`` never yields a real slice (``-1`` is not the last
+    one): when the indices are known as the step is built (constants), running it
+    raises `InvalidArgumentError` naming the op, the bad index and the range, as
+    TensorFlow on CPU; indices known only at run time (fed or computed) give NaN
+    slices for floating `params` (the most negative value for signed integers)
+    inside the compiled step, as TensorFlow on GPU gives zeros.
+
     Args:
       params: `Tensor` [..., n, ...] (a `Variable` reads its value).
       indices: int32/int64 `Tensor` of any shape, values in [0, n).
@@ -258,11 +284,23 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
 
 
 def _gather_nd_kernel(params, indices):
-    if _is_static(params, indices):
-        return np.asarray(params[tuple(np.moveaxis(indices, -1, 0))])
+    # As `take_in_range`: an index outside `params` raises when known as the step is
+    # built, else gives a fill value (NaN for floats); never a clamped or wrapped one.
+    dims = np.asarray(params.shape[:indices.shape[-1]], dtype=np.int64)
+    if isinstance(indices, (np.ndarray, np.generic)):
+        bad = ((indices < 0) | (indices >= dims)).any(-1)
+        if bad.any():
+            pos = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise errors.InvalidArgumentError(
+                f"indices[{', '.join(map(str, pos))}] = {np.asarray(indices)[pos].tolist()} "
+                f"does not index into param shape {list(params.shape)}")
+        if _is_static(params):
+            return np.asarray(params[tuple(np.moveaxis(indices, -1, 0))])
+        return jnp.asarray(params)[tuple(np.moveaxis(indices, -1, 0))]
+    ok = ((indices >= 0) & (indices < dims.astype(indices.dtype))).all(-1, keepdims=True)
+    idx = jnp.where(ok, indices, dims.astype(indices.dtype))
     # A constant (numpy) `params` cannot be indexed by traced indices: lift it first.
-    idx = tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
-    return jnp.asarray(params)[idx]
+    return jnp.asarray(params).at[tuple(jnp.moveaxis(idx, -1, 0))].get(mode="fill")
 
 
 GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel)

@@ -1,5 +1,6 @@
 """Reduction ops: sums, means, extrema, products and logical reductions over axes
-(`reduce_*`), the index of an extremum (`argmax`, `argmin`) and running sums (`cumsum`).
+(`reduce_*`), the index of an extremum (`argmax`, `argmin`), running sums (`cumsum`) and
+running products (`cumprod`).
 
 An `axis` argument is an int, a list of ints, or None for all axes, known when the graph
 is built. The gradient of a reduction broadcasts back through `BroadcastReduced`; `Max`
@@ -15,6 +16,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.gradients import _generic_vjp
 from mylib.core.graph import Tensor
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
@@ -23,7 +25,7 @@ from mylib.core.ops import array_ops, constant_ops
 from mylib.core.ops.math_ops import cast, equal, exp, is_finite, log
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
-           "reduce_any", "reduce_logsumexp", "argmax", "argmin", "cumsum"]
+           "reduce_any", "reduce_logsumexp", "argmax", "argmin", "cumsum", "cumprod"]
 
 
 # ---------------------------------------------------------------- Sum, Mean
@@ -282,3 +284,41 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Cumulative sum along `axis`."""
     return Cumsum(convert_to_tensor(x), axis=int(axis), exclusive=bool(exclusive),
                   reverse=bool(reverse), name=name)
+
+
+# ---------------------------------------------------------------- cumprod
+Cumprod = OpDef("Cumprod", kernel=lambda x, *, axis=0, exclusive=False, reverse=False:
+                _cumprod(x, axis, exclusive, reverse), shape_fn=_shape_rules.unary)
+
+
+def _cumprod(x, axis, exclusive, reverse):
+    x = jnp.asarray(x)
+    if reverse:
+        x = jnp.flip(x, axis)
+    if exclusive:  # shift in a 1 (not cumprod / x, which is NaN at zeros)
+        n = x.shape[axis]
+        first = jnp.ones_like(jnp.take(x, jnp.arange(1), axis=axis))
+        x = jnp.concatenate([first, jnp.take(x, jnp.arange(n - 1), axis=axis)], axis=axis)
+    out = jnp.cumprod(x, axis=axis)
+    return jnp.flip(out, axis) if reverse else out
+
+
+@RegisterGradient("Cumprod")
+def _cumprod_grad(op, grad):
+    # The VJP of the scan itself: finite where inputs are 0 (TensorFlow's
+    # ``cumsum(grad * out) / x`` is NaN there).
+    return _generic_vjp(op, [grad])
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative product along `axis` (TensorFlow's `tf.math.cumprod`).
+
+    ``exclusive=True`` starts each running product at 1 (``[1, a, a*b]`` for
+    ``[a, b, c]``); ``reverse=True`` runs from the end. Its gradient is finite where
+    inputs are 0 (the products of the other factors), unlike TensorFlow's.
+    """
+    x = convert_to_tensor(x)
+    ax = int(axis)
+    if ax < 0 and x.shape.rank is not None:
+        ax += x.shape.rank
+    return Cumprod(x, axis=ax, exclusive=bool(exclusive), reverse=bool(reverse), name=name)

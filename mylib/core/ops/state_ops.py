@@ -147,7 +147,9 @@ def assign_sub_variable_op(handle, value, name=None):
 
 # ---------------------------------------------------------------- sparse access
 def _gather_lower(ctx, op, ref, indices):
-    return jnp.take(ctx.read_var(op, ref), indices, axis=0)
+    from mylib.core.ops.indexing_ops import take_in_range  # ids outside the table: no row
+
+    return take_in_range(ctx.read_var(op, ref), indices, 0)
 
 
 ResourceGather = OpDef("ResourceGather", lower=_gather_lower, stateful=True)
