@@ -22,6 +22,9 @@ def _axes(axis, rank, name):
 class _AffineNorm(Layer):
     """Shared arguments: the learned `gamma` (scale) and `beta` (center)."""
 
+    # Masks pass through (Keras 3); batch statistics still count masked steps.
+    supports_masking = True
+
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,
                  **kwargs):
