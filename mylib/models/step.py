@@ -235,7 +235,7 @@ def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None):
         yt, yp = aligned[i]
         w = sw if weighted else None
         if masks is not None and masks[i] is not None:
-            m = math_ops.cast(masks[i], "float32")
+            m = _metric_mask(masks[i], yp)
             w = m if w is None else _times_to_rank(w, m)
         updates.append(obj.update_state(yt, yp, sample_weight=w))
     return updates
@@ -288,6 +288,18 @@ def _times_to_rank(a, b):
     while a.shape.rank is not None and b.shape.rank is not None and b.shape.rank < a.shape.rank:
         b = array_ops.expand_dims(b, -1)
     return a * b
+
+
+def _metric_mask(mask, y_pred):
+    """The mask as float weights of rank at most that of the metric values (``y_pred``
+    less its last axis, at least [batch]): a mask as long as the output's own axes (e.g.
+    [batch, T] on a [batch, T] output) weighs a sample if any of its entries counts."""
+    m = math_ops.cast(mask, "bool")
+    if m.shape.rank is not None and y_pred.shape.rank is not None:
+        keep = max(y_pred.shape.rank - 1, 1)
+        if m.shape.rank > keep:
+            m = reduction_ops.reduce_any(m, axis=list(range(keep, m.shape.rank)))
+    return math_ops.cast(m, "float32")
 
 
 def _masked_loss(loss_fn, y_true, y_pred, mask, sw):

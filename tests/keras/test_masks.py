@@ -254,3 +254,42 @@ def test_masked_text_classifier_trains_and_ignores_extra_padding():
     p = model.predict(X, verbose=0)
     more = np.concatenate([X, np.zeros((n, 7), X.dtype)], axis=1)
     np.testing.assert_allclose(model.predict(more, verbose=0), p, rtol=1e-5, atol=1e-6)
+
+
+def test_masked_sparse_crossentropy_and_accuracy_per_step():
+    rs = np.random.RandomState(0)
+    ids = rs.randint(1, 10, size=(6, 5))
+    for i, n in enumerate([5, 3, 1, 4, 2, 5]):
+        ids[i, n:] = 0
+    mask = ids != 0
+    yc = rs.randint(0, 4, size=(6, 5))
+    ml.set_random_seed(0)
+    inp = L.Input((None,), dtype="int32")
+    x = L.Embedding(10, 4, mask_zero=True)(inp)
+    out = L.Dense(4, activation="softmax")(L.GRU(5, return_sequences=True)(x))
+    model = ml.Model(inp, out)
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    p = model.predict(ids, verbose=0)
+    ce = -np.log(np.take_along_axis(p, yc[..., None], -1)[..., 0])
+    loss, acc = model.evaluate(ids, yc, batch_size=6, verbose=0)
+    np.testing.assert_allclose(loss, ce[mask].mean(), rtol=1e-5)
+    np.testing.assert_allclose(acc, (p.argmax(-1) == yc)[mask].mean(), rtol=1e-6)
+
+
+def test_mask_as_long_as_a_2d_output_weighs_samples():
+    # A [batch, T] output carrying a [batch, T] mask: per-sample losses and metrics
+    # (MSE/MAE average the last axis); a sample counts when any of its steps does.
+    rs = np.random.RandomState(0)
+    ids = np.array([[1, 2, 0], [0, 0, 0], [3, 4, 5]])
+    inp = L.Input((3,), dtype="int32")
+    x = L.Embedding(10, 1, mask_zero=True)(inp)
+    sq = L.Lambda(lambda t: ml.squeeze(t, -1), mask=lambda t, mk: mk)(x)
+    assert get_mask(sq) is not None
+    model = ml.Model(inp, sq)
+    model.compile("sgd", "mse", metrics=["mae"])
+    y = rs.randn(3, 3).astype(np.float32)
+    p = model.predict(ids, verbose=0)
+    loss, mae = model.evaluate(ids, y, batch_size=3, verbose=0)
+    keep = np.array([True, False, True])
+    np.testing.assert_allclose(loss, ((p - y) ** 2).mean(1)[keep].mean(), rtol=1e-5)
+    np.testing.assert_allclose(mae, np.abs(p - y)[keep].mean(), rtol=1e-5)
