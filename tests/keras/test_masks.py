@@ -293,3 +293,18 @@ def test_mask_as_long_as_a_2d_output_weighs_samples():
     keep = np.array([True, False, True])
     np.testing.assert_allclose(loss, ((p - y) ** 2).mean(1)[keep].mean(), rtol=1e-5)
     np.testing.assert_allclose(mae, np.abs(p - y)[keep].mean(), rtol=1e-5)
+
+
+def test_batch_normalization_statistics_skip_masked_steps():
+    rs = np.random.RandomState(0)
+    x = rs.randn(3, 4, 2).astype(np.float32) + 1.0
+    m = np.array([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1]], bool)
+    bn = L.BatchNormalization(momentum=0.0)
+    y = bn(x, training=True, mask=m)
+    mean, var = x[m].mean(0), x[m].var(0)
+    np.testing.assert_allclose(bn.get_weights()[2], mean, rtol=1e-5)
+    np.testing.assert_allclose(bn.get_weights()[3], var, rtol=1e-5)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-3), rtol=1e-5, atol=1e-5)
+    # In a model: Embedding(mask_zero) -> BatchNormalization keeps the mask.
+    _, e = _embedded()
+    assert get_mask(L.BatchNormalization()(e)) is not None
