@@ -47,7 +47,7 @@ class _Merge(Layer):
             out.append(max(dims) if dims else None)
         return tuple(reversed(out))
 
-    def call(self, inputs):
+    def call(self, inputs, mask=None):
         if not isinstance(inputs, (list, tuple)):
             raise ValueError(f'A merge layer should be called on a list of inputs. Layer '
                              f'"{self.name}" received: {inputs!r}')
@@ -55,13 +55,19 @@ class _Merge(Layer):
         self.compute_output_shape([tuple(x.shape.as_list()) for x in inputs])
         inputs = [x if x.dtype == inputs[0].dtype else math_ops.cast(x, inputs[0].dtype)
                   for x in inputs]
+        if isinstance(mask, (list, tuple)) and any(m is not None for m in mask) and \
+                hasattr(self, "_merge_masked"):
+            return self._merge_masked(inputs, list(mask))
         return self._merge(inputs)
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None or all(m is None for m in mask):
+        """Keras 3: the OR of the inputs' masks when every input has one, else None."""
+        if not isinstance(mask, (list, tuple)) or any(m is None for m in mask):
             return None
-        ms = [array_ops.expand_dims(m, 0) for m in mask if m is not None]
-        return reduction_ops.reduce_all(array_ops.concat(ms, axis=0), axis=0)
+        out = math_ops.cast(mask[0], "bool")
+        for m in mask[1:]:
+            out = math_ops.logical_or(out, math_ops.cast(m, "bool"))
+        return out
 
 
 class Add(_Merge):
@@ -86,10 +92,25 @@ class Subtract(_Merge):
 
 
 class Multiply(_Merge):
-    """Element-wise product of the inputs."""
+    """Element-wise product of the inputs (Keras 3 with masks: masked entries count as
+    1, and when every input is masked, entries masked in all of them are 0)."""
 
     def _merge(self, xs):
         return _fold(math_ops.multiply, xs)
+
+    def _merge_masked(self, xs, masks):
+        every = all(m is not None for m in masks)
+        out, out_mask = None, None
+        for x, m in zip(xs, masks):
+            if m is not None:
+                m = _step_mask(m)
+                x = array_ops.where(m, x, constant_ops.ones_like(x))
+                if every:
+                    out_mask = m if out_mask is None else math_ops.logical_or(out_mask, m)
+            out = x if out is None else math_ops.multiply(out, x)
+        if every:
+            out = array_ops.where(out_mask, out, constant_ops.zeros_like(out))
+        return out
 
 
 class Average(_Merge):
@@ -100,17 +121,48 @@ class Average(_Merge):
 
 
 class Maximum(_Merge):
-    """Element-wise maximum of the inputs."""
+    """Element-wise maximum of the inputs (a masked step of one input takes the other
+    inputs' values, as Keras 3)."""
 
     def _merge(self, xs):
         return _fold(math_ops.maximum, xs)
 
+    def _merge_masked(self, xs, masks):
+        return _merge_or_masked(math_ops.maximum, xs, masks)
+
 
 class Minimum(_Merge):
-    """Element-wise minimum of the inputs."""
+    """Element-wise minimum of the inputs (masked steps as in `Maximum`)."""
 
     def _merge(self, xs):
         return _fold(math_ops.minimum, xs)
+
+    def _merge_masked(self, xs, masks):
+        return _merge_or_masked(math_ops.minimum, xs, masks)
+
+
+def _step_mask(m):
+    """A [batch, T] mask as a bool [batch, T, 1] that broadcasts against its input."""
+    return array_ops.expand_dims(math_ops.cast(m, "bool"), -1)
+
+
+def _merge_or_masked(fn, xs, masks):
+    """Keras 3's `_apply_merge_op_and_or_mask`: masked entries of one input are replaced
+    by the running result (and the reverse), so they never win."""
+    out, out_mask = None, None
+    for x, m in zip(xs, masks):
+        m = _step_mask(m) if m is not None else None
+        if out is None:
+            out, out_mask = x, m
+            continue
+        if m is not None:
+            x = array_ops.where(m, x, out)
+        if out_mask is not None:
+            out = array_ops.where(out_mask, out, x)
+        out_mask = math_ops.logical_or(out_mask, m) \
+            if m is not None and out_mask is not None else None
+        out = fn(out, x)
+    return out
 
 
 def _fold(fn, xs):
@@ -157,12 +209,14 @@ class Concatenate(_Merge):
     def compute_mask(self, inputs, mask=None):
         if mask is None or all(m is None for m in mask):
             return None
-        ms = [m if m is not None else _ones_mask(x) for x, m in zip(inputs, mask)]
+        ms = [math_ops.cast(m, "bool") if m is not None else _ones_mask(x)
+              for x, m in zip(inputs, mask)]
         rank = inputs[0].shape.rank
-        if self.axis in (-1, rank - 1):
+        ax = self.axis % rank
+        if ax == rank - 1:
             # The mask covers all but the last axis: a position is kept if kept anywhere.
             return reduction_ops.reduce_any(array_ops.stack(ms, axis=-1), axis=-1)
-        return array_ops.concat(ms, axis=self.axis)
+        return array_ops.concat(ms, axis=ax)  # the masks join along the same axis
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, math_ops, nn_ops, reduction_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, nn_ops, reduction_ops
 from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.core import _dynamic_shape
@@ -21,6 +21,10 @@ def _axes(axis, rank, name):
 
 class _AffineNorm(Layer):
     """Shared arguments: the learned `gamma` (scale) and `beta` (center)."""
+
+    # Masks pass through (Keras 3); BatchNormalization's batch statistics skip
+    # masked steps.
+    supports_masking = True
 
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,
@@ -91,6 +95,9 @@ class BatchNormalization(_AffineNorm):
     - inference (``training`` None/False): the moving mean and variance.
     - ``trainable=False``: inference mode even in training, and the statistics stay
       frozen (Keras's rule for fine-tuning).
+    - a mask over the non-feature axes (e.g. ``[batch, T]`` from
+      `Embedding(mask_zero=True)`): the batch statistics count the unmasked steps only
+      (Keras 3); the mask passes through to the output.
 
     Args:
       axis: the feature axis (or axes); -1 for channels-last, 1 for channels-first.
@@ -131,11 +138,12 @@ class BatchNormalization(_AffineNorm):
                                                trainable=False)
         self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in axes})
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         b = self._bshape
         if training and self.trainable:
-            mean, var = nn_ops.moments(x, self._reduction_axes, keepdims=False)
+            mean, var = self._masked_moments(x, mask) if self._mask_applies(x, mask) \
+                else nn_ops.moments(x, self._reduction_axes, keepdims=False)
             m = self.momentum
             for moving, stat in ((self.moving_mean, mean), (self.moving_variance, var)):
                 new = moving.value() * m + array_ops.stop_gradient(stat) * (1.0 - m)
@@ -146,6 +154,25 @@ class BatchNormalization(_AffineNorm):
                                          _param(self.beta, b),
                                          _param(self.gamma, b), self.epsilon)
         return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def _mask_applies(self, x, mask):
+        """A mask over all but the (last) feature axis, e.g. [batch, T] for [batch, T, C]."""
+        if isinstance(mask, (list, tuple)):
+            return False
+        rank = x.shape.rank
+        return mask is not None and mask.shape.rank is not None and rank is not None and \
+            mask.shape.rank == rank - 1 and self._reduction_axes == list(range(rank - 1))
+
+    def _masked_moments(self, x, mask):
+        """Keras 3's masked batch statistics: the mean and (biased) variance over the
+        unmasked entries only."""
+        w = array_ops.expand_dims(math_ops.cast(mask, x.dtype), -1)
+        axes = self._reduction_axes
+        n = math_ops.maximum(reduction_ops.reduce_sum(w * constant_ops.ones_like(x), axes),
+                             1e-7)
+        mean = reduction_ops.reduce_sum(w * x, axes) / n
+        var = reduction_ops.reduce_sum(w * math_ops.square(x - mean), axes) / n
+        return mean, var
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mylib.core.ops import nn_ops, reduction_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, nn_ops, reduction_ops
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.convolutional import conv_output_length, normalize_data_format, \
     normalize_padding, normalize_tuple, to_channels_first, to_channels_last
@@ -99,9 +99,32 @@ class BaseGlobalPooling(Layer):
         return list(range(1, n + 1)) if self.data_format == "channels_last" else \
             list(range(2, n + 2))
 
-    def call(self, inputs):
+    def call(self, inputs, mask=None):
+        if mask is not None and self._rank == 1:
+            return self._masked(inputs, mask)
         fn = reduction_ops.reduce_mean if self._mode == "avg" else reduction_ops.reduce_max
         return fn(inputs, self._axes(), keepdims=self.keepdims)
+
+    def _masked(self, inputs, mask):
+        """Keras's masked pooling over the steps: the mean over the valid steps, or the
+        max over them (a sequence with no valid step pools to 0, not NaN / -inf)."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        steps = 1 if self.data_format == "channels_last" else 2
+        m = array_ops.expand_dims(math_ops.cast(mask, "bool"), 2 if steps == 1 else 1)
+        count = reduction_ops.reduce_sum(math_ops.cast(m, inputs.dtype), steps,
+                                         keepdims=self.keepdims)
+        if self._mode == "avg":
+            total = reduction_ops.reduce_sum(
+                array_ops.where(m, inputs, constant_ops.zeros_like(inputs)), steps,
+                keepdims=self.keepdims)
+            return total / math_ops.maximum(count, constant_ops.ones_like(count))
+        lowest = constant_ops.fill(array_ops.shape(inputs),
+                                   constant_ops.constant(inputs.dtype.min, dtype=inputs.dtype))
+        best = reduction_ops.reduce_max(array_ops.where(m, inputs, lowest), steps,
+                                        keepdims=self.keepdims)
+        return array_ops.where(math_ops.greater(count, 0.0), best,
+                               constant_ops.zeros_like(best))
 
     def compute_output_shape(self, input_shape):
         s = list(input_shape)
@@ -116,12 +139,14 @@ class BaseGlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(BaseGlobalPooling):
-    """Mean over the steps of ``[batch, steps, channels]``."""
+    """Mean over the steps of ``[batch, steps, channels]``; with a mask (e.g. from
+    `Embedding(mask_zero=True)`), the mean over the unmasked steps only."""
     _rank, _mode = 1, "avg"
 
 
 class GlobalMaxPooling1D(BaseGlobalPooling):
-    """Max over the steps of ``[batch, steps, channels]``."""
+    """Max over the steps of ``[batch, steps, channels]``; with a mask, the max over
+    the unmasked steps only."""
     _rank, _mode = 1, "max"
 
 

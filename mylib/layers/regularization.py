@@ -45,6 +45,8 @@ class GaussianNoise(Layer):
     """Adds zero-mean Gaussian noise of standard deviation `stddev` in training (a
     regularizer, and a form of data augmentation); the identity at inference."""
 
+    supports_masking = True  # masks pass through, as in Keras
+
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= stddev:
@@ -69,6 +71,8 @@ class GaussianNoise(Layer):
 class GaussianDropout(Layer):
     """Multiplies by Gaussian noise of mean 1 and standard deviation
     ``sqrt(rate / (1 - rate))`` in training; the identity at inference."""
+
+    supports_masking = True  # masks pass through, as in Keras
 
     def __init__(self, rate, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -95,6 +99,8 @@ class GaussianDropout(Layer):
 class ActivityRegularization(Layer):
     """The identity, adding ``(l1 * sum|x| + l2 * sum x**2) / batch_size`` of its input
     to the model's loss (Keras 3's activity-regularizer normalization)."""
+
+    supports_masking = True  # masks pass through, as in Keras
 
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(**kwargs)

@@ -160,7 +160,9 @@ class TimeDistributed(Layer):
     """Applies `layer` to every timestep: ``[batch, time, ...] -> [batch, time, ...']``.
 
     The batch and time axes are merged into one for the inner call (one op per inner
-    op, not one per timestep); the inner layer's weights are shared across time.
+    op, not one per timestep); the inner layer's weights are shared across time. A mask
+    ``[batch, time]`` passes through to the output (and, reshaped to ``[batch * time]``,
+    to an inner layer whose `call` takes ``mask=``).
     """
 
     supports_masking = True
@@ -173,21 +175,27 @@ class TimeDistributed(Layer):
         self.layer = layer
         self.input_spec = InputSpec(min_ndim=3)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         shape = inputs.shape.as_list()
         inner = shape[2:]
         if None in inner:
             raise ValueError(f'Layer "{self.name}": the dimensions after the time axis must '
                              f"be known. Received: input shape {tuple(shape)}")
         x = array_ops.reshape(inputs, [-1] + inner)
-        y = self.layer(x, training=training) if training is not None else self.layer(x)
+        kw = {} if training is None else {"training": training}
+        if mask is not None and self.layer._accepts_mask():
+            # Each step's mask entry goes with its sample: [batch, T] -> [batch * T].
+            kw["mask"] = array_ops.reshape(mask, [-1] + mask.shape.as_list()[2:])
+        y = self.layer(x, **kw)
         out_inner = y.shape.as_list()[1:]
         if shape[1] is not None and None not in out_inner:
             return array_ops.reshape(y, [-1, shape[1]] + out_inner)
         s = array_ops.shape(inputs)[:2]
         tail = array_ops.shape(y)[1:] if None in out_inner else \
             constant_ops.constant(out_inner, dtype="int32")
-        return array_ops.reshape(y, array_ops.concat([s, tail], axis=0))
+        out = array_ops.reshape(y, array_ops.concat([s, tail], axis=0))
+        out.set_shape([shape[0], shape[1]] + out_inner)  # keep the known trailing dims
+        return out
 
     def compute_output_shape(self, input_shape):
         inner = self.layer.compute_output_shape((input_shape[0],) + tuple(input_shape[2:]))

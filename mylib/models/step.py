@@ -15,7 +15,7 @@ from mylib import errors as ml_errors
 from mylib.core import dtypes as _dtypes
 from mylib.core.gradients import gradients
 from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
-from mylib.layers.base import collect_call_effects, flatten
+from mylib.layers.base import collect_call_effects, flatten, get_mask
 from mylib.models.data_adapter import fmt_shape
 
 
@@ -199,9 +199,10 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
             sw = constant_ops.fill(array_ops.shape(targets[0])[:1],
                                 constant_ops.constant(1.0, dtype="float32"))
         batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
-        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch)
+        masks = [get_mask(o) for o in outs]  # Keras masks of the outputs (or None)
+        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks)
         total = _total_loss(model, tr, out_losses, fx)
-        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch)
+        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch, masks)
         step_ops = list(updates) + (fx.updates if fx is not None else [])
         if mode == "train":
             model._assert_compiled()
@@ -226,10 +227,12 @@ def _forward_outputs(model, mode):
     return outs, fx
 
 
-def _output_losses(tr, targets, outs, sw, sw_ndim, batch):
+def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None):
     """Each output's loss (None where it has none) and its (target, prediction) pair
-    aligned for the loss and the metrics."""
+    aligned for the loss and the metrics. An output with a Keras mask (`masks`) has its
+    loss averaged over the unmasked entries only (see `_masked_loss`)."""
     out_losses, aligned = [], []
+    masks = masks or [None] * len(outs)
     for i, (yt, yp) in enumerate(zip(targets, outs)):
         if yp.dtype in (_dtypes.float16, _dtypes.bfloat16):
             yp = math_ops.cast(yp, "float32")  # losses in float32 (mixed precision)
@@ -238,6 +241,11 @@ def _output_losses(tr, targets, outs, sw, sw_ndim, batch):
         if tr["loss_fns"][i] is None:
             out_losses.append(None)
             continue
+        if masks[i] is not None:
+            masked = _masked_loss(tr["loss_fns"][i], yt, yp, masks[i], sw)
+            if masked is not None:
+                out_losses.append(masked)
+                continue
         per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None)
         out_losses.append(reduction_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
                           else reduction_ops.reduce_sum(per) / batch)
@@ -254,15 +262,21 @@ def _total_loss(model, tr, out_losses, fx):
     return math_ops.add_n(terms) if len(terms) > 1 else terms[0]
 
 
-def _metric_updates(tr, total, out_losses, aligned, sw, batch):
-    """The update ops of the loss trackers and of each compiled metric."""
+def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None):
+    """The update ops of the loss trackers and of each compiled metric. An output's
+    Keras mask weighs its metrics (times the sample weights of weighted metrics), so
+    they average over the unmasked entries (Keras's masked metrics)."""
     updates = [tr["loss_tracker"].update_state(total, sample_weight=batch)]
     for trk, l in zip(tr["out_trackers"], out_losses):
         if l is not None:
             updates.append(trk.update_state(l, sample_weight=batch))
     for i, obj, weighted in tr["entries"]:
         yt, yp = aligned[i]
-        updates.append(obj.update_state(yt, yp, sample_weight=sw if weighted else None))
+        w = sw if weighted else None
+        if masks is not None and masks[i] is not None:
+            m = _metric_mask(masks[i], yp)
+            w = m if w is None else _times_to_rank(w, m)
+        updates.append(obj.update_state(yt, yp, sample_weight=w))
     return updates
 
 
@@ -303,6 +317,48 @@ def _align(y_true, y_pred, loss_id):
     elif y_true.dtype == _dtypes.bool_ and y_pred.dtype.is_floating:
         y_true = math_ops.cast(y_true, y_pred.dtype)
     return y_true
+
+
+def _times_to_rank(a, b):
+    """``a * b`` with the lower-rank one given trailing axes of size 1 first (weights per
+    sample [batch] against a mask per step [batch, T], or the reverse)."""
+    while a.shape.rank is not None and b.shape.rank is not None and a.shape.rank < b.shape.rank:
+        a = array_ops.expand_dims(a, -1)
+    while a.shape.rank is not None and b.shape.rank is not None and b.shape.rank < a.shape.rank:
+        b = array_ops.expand_dims(b, -1)
+    return a * b
+
+
+def _metric_mask(mask, y_pred):
+    """The mask as float weights of rank at most that of the metric values (``y_pred``
+    less its last axis, at least [batch]): a mask as long as the output's own axes (e.g.
+    [batch, T] on a [batch, T] output) weighs a sample if any of its entries counts."""
+    m = math_ops.cast(mask, "bool")
+    if m.shape.rank is not None and y_pred.shape.rank is not None:
+        keep = max(y_pred.shape.rank - 1, 1)
+        if m.shape.rank > keep:
+            m = reduction_ops.reduce_any(m, axis=list(range(keep, m.shape.rank)))
+    return math_ops.cast(m, "float32")
+
+
+def _masked_loss(loss_fn, y_true, y_pred, mask, sw):
+    """Keras 3's loss of a masked output: the elementwise losses (e.g. [batch, T] for a
+    [batch, T, 1] output and a [batch, T] mask) times the sample weights and the mask,
+    summed and divided by the number of unmasked entries (0 when none is). None when the
+    loss has no per-element axes to mask (the caller then reduces it unmasked)."""
+    call = getattr(loss_fn, "call", None)
+    per = call(y_true, y_pred) if call is not None else loss_fn(y_true, y_pred)
+    m = math_ops.cast(mask, per.dtype)
+    if per.shape.rank is None or m.shape.rank is None or per.shape.rank == 0:
+        return None
+    if m.shape.rank > per.shape.rank:  # a per-sample loss: a sample counts if any step does
+        m = math_ops.cast(reduction_ops.reduce_any(
+            math_ops.cast(mask, "bool"), axis=list(range(per.shape.rank, m.shape.rank))),
+            per.dtype)
+    m = _times_to_rank(m, constant_ops.ones_like(per))
+    per = per * _times_to_rank(math_ops.cast(sw, per.dtype), m)
+    valid = reduction_ops.reduce_sum(m)
+    return reduction_ops.reduce_sum(per) / math_ops.maximum(valid, 1.0)
 
 
 def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
