@@ -1,0 +1,185 @@
+"""mylib against Keras 3 itself (JAX backend, a test dependency; tests/conftest.py sets
+KERAS_BACKEND). Both sides hold the same weights (numpy arrays through get_weights /
+set_weights) and see the same data: layer outputs, losses with sample weights, metrics,
+optimizer steps on the same gradients, one `fit` epoch, `evaluate` and `predict`.
+
+docs/keras_reference.md lists each compared name with its Keras counterpart."""
+
+import jax.numpy as jnp
+import keras
+import numpy as np
+import pytest
+
+import mylib as ml
+from mylib import layers as L
+from mylib import losses as mlosses
+from mylib import metrics as mmetrics
+from mylib import optimizers as mopt
+
+RS = np.random.RandomState(1234)
+
+
+def test_keras_is_keras_3_on_jax():
+    # `tests/keras` must not shadow the real package, and Keras must run on JAX.
+    assert int(keras.__version__.split(".")[0]) >= 3
+    assert keras.backend.backend() == "jax"
+
+
+def _close(got, want, rtol=1e-5, atol=1e-5):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                               rtol=rtol, atol=atol)
+
+
+def _randomized(weights, seed=0):
+    """Keras's weights with every array redrawn (so zero biases, unit gammas and zero
+    moving means are not what is compared), positive where a variance is."""
+    rs = np.random.RandomState(seed)
+    return [rs.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "var" in name
+            else (rs.randn(*w.shape) * 0.5).astype(w.dtype)
+            for name, w in weights]
+
+
+def _same_layer(ours, theirs, x, rtol=1e-5, atol=1e-5, **call_kw):
+    """Builds both layers on `x` (an array or a list of arrays), gives ours Keras's
+    (redrawn) weights, and compares one call."""
+    theirs(x)
+    ws = [(v.path, np.asarray(v)) for v in theirs.weights]
+    if ws:
+        theirs.set_weights(_randomized(ws))
+    ours(x)
+    ours.set_weights(theirs.get_weights())
+    want = np.asarray(theirs(x, **call_kw))
+    got = ours(x, **call_kw)
+    _close(got, want, rtol, atol)
+    return got, want
+
+
+# ------------------------------------------------------------ layers
+X2 = RS.randn(6, 5).astype(np.float32)
+X3 = RS.randn(4, 7, 3).astype(np.float32)
+X4 = RS.randn(3, 9, 8, 2).astype(np.float32)
+
+
+@pytest.mark.parametrize("kw", [dict(units=4), dict(units=3, activation="relu"),
+                                dict(units=2, use_bias=False, activation="sigmoid")])
+def test_dense(kw):
+    _same_layer(L.Dense(**kw), keras.layers.Dense(**kw), X2)
+
+
+@pytest.mark.parametrize("kw", [dict(filters=4, kernel_size=3),
+                                dict(filters=2, kernel_size=2, strides=2, padding="same"),
+                                dict(filters=3, kernel_size=3, padding="causal"),
+                                dict(filters=3, kernel_size=2, dilation_rate=2,
+                                     activation="relu")])
+def test_conv1d(kw):
+    _same_layer(L.Conv1D(**kw), keras.layers.Conv1D(**kw), X3)
+
+
+@pytest.mark.parametrize("kw", [dict(filters=4, kernel_size=3),
+                                dict(filters=2, kernel_size=(2, 3), strides=2, padding="same"),
+                                dict(filters=3, kernel_size=3, strides=(2, 1), padding="same"),
+                                dict(filters=3, kernel_size=2, dilation_rate=2,
+                                     activation="tanh", use_bias=False)])
+def test_conv2d(kw):
+    _same_layer(L.Conv2D(**kw), keras.layers.Conv2D(**kw), X4)
+
+
+RNN_KW = [dict(), dict(return_sequences=True), dict(go_backwards=True),
+          dict(return_sequences=True, return_state=True)]
+
+
+def _same_rnn(ours, theirs, x, kw):
+    got, want = None, None
+    theirs(x)
+    theirs.set_weights(_randomized([(v.path, np.asarray(v)) for v in theirs.weights]))
+    ours(x)
+    ours.set_weights(theirs.get_weights())
+    want = theirs(x)
+    got = ours(x)
+    if kw.get("return_state"):
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            _close(a, np.asarray(b), 1e-4, 1e-5)
+    else:
+        _close(got, np.asarray(want), 1e-4, 1e-5)
+
+
+@pytest.mark.parametrize("kw", RNN_KW)
+def test_lstm(kw):
+    _same_rnn(L.LSTM(3, **kw), keras.layers.LSTM(3, **kw), X3, kw)
+
+
+@pytest.mark.parametrize("kw", RNN_KW + [dict(reset_after=False)])
+def test_gru(kw):
+    _same_rnn(L.GRU(3, **kw), keras.layers.GRU(3, **kw), X3, kw)
+
+
+@pytest.mark.parametrize("kw", RNN_KW)
+def test_simple_rnn(kw):
+    _same_rnn(L.SimpleRNN(3, **kw), keras.layers.SimpleRNN(3, **kw), X3, kw)
+
+
+def test_embedding():
+    ids = RS.randint(0, 10, size=(4, 6)).astype(np.int32)
+    _same_layer(L.Embedding(10, 3), keras.layers.Embedding(10, 3), ids)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("x,axis", [(X2, -1), (X4, -1), (X4, 1)])
+def test_batch_normalization(training, x, axis):
+    kw = dict(axis=axis, momentum=0.8, epsilon=1e-3)
+    ours, theirs = L.BatchNormalization(**kw), keras.layers.BatchNormalization(**kw)
+    _same_layer(ours, theirs, x, rtol=1e-4, atol=1e-4, training=training)
+    # the moving statistics moved (training) or stayed (inference) alike
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        _close(a, b, 1e-5, 1e-6)
+
+
+@pytest.mark.parametrize("x,kw", [(X2, dict()), (X3, dict(axis=-1)),
+                                  (X4, dict(axis=[1, 2, 3], epsilon=1e-5)),
+                                  (X3, dict(center=False)), (X3, dict(scale=False))])
+def test_layer_normalization(x, kw):
+    _same_layer(L.LayerNormalization(**kw), keras.layers.LayerNormalization(**kw), x,
+                rtol=1e-4, atol=1e-5)
+
+
+def test_dropout_inference_is_identity():
+    _same_layer(L.Dropout(0.4), keras.layers.Dropout(0.4), X3, training=False)
+    _same_layer(L.Dropout(0.4), keras.layers.Dropout(0.4), X3)
+
+
+POOL_CASES = [
+    ("MaxPooling1D", X3, dict()), ("MaxPooling1D", X3, dict(pool_size=3, strides=2,
+                                                             padding="same")),
+    ("AveragePooling1D", X3, dict(pool_size=2)), ("AveragePooling1D", X3, dict(pool_size=3,
+                                                                     padding="same")),
+    ("MaxPooling2D", X4, dict()), ("MaxPooling2D", X4, dict(pool_size=3, strides=2,
+                                                             padding="same")),
+    ("AveragePooling2D", X4, dict(pool_size=2)), ("AveragePooling2D", X4, dict(pool_size=(3, 2),
+                                                                     padding="same")),
+    ("GlobalMaxPooling1D", X3, dict()), ("GlobalAveragePooling1D", X3, dict()),
+    ("GlobalMaxPooling2D", X4, dict()), ("GlobalAveragePooling2D", X4, dict()),
+    ("GlobalAveragePooling2D", X4, dict(keepdims=True)),
+]
+
+
+@pytest.mark.parametrize("name,x,kw", POOL_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(POOL_CASES)])
+def test_pooling(name, x, kw):
+    _same_layer(getattr(L, name)(**kw), getattr(keras.layers, name)(**kw), x)
+
+
+def test_flatten_reshape():
+    _same_layer(L.Flatten(), keras.layers.Flatten(), X4)
+    _same_layer(L.Reshape((9, 16)), keras.layers.Reshape((9, 16)), X4)
+    _same_layer(L.Reshape((-1, 4)), keras.layers.Reshape((-1, 4)), X4)
+
+
+def test_concatenate_add():
+    a, b = RS.randn(4, 3, 2).astype(np.float32), RS.randn(4, 3, 5).astype(np.float32)
+    _same_layer(L.Concatenate(), keras.layers.Concatenate(), [a, b])
+    c = RS.randn(4, 2, 5).astype(np.float32)
+    _same_layer(L.Concatenate(axis=1), keras.layers.Concatenate(axis=1), [b, c])
+    _same_layer(L.Add(), keras.layers.Add(), [b, b * 2, -b])
