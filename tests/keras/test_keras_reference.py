@@ -183,3 +183,99 @@ def test_concatenate_add():
     c = RS.randn(4, 2, 5).astype(np.float32)
     _same_layer(L.Concatenate(axis=1), keras.layers.Concatenate(axis=1), [b, c])
     _same_layer(L.Add(), keras.layers.Add(), [b, b * 2, -b])
+
+
+# ------------------------------------------------------------ losses
+def _eval(fn):
+    g = ml.Graph()
+    with g.as_default():
+        out = fn()
+    with ml.Session(graph=g) as s:
+        return s.run(out)
+
+
+N, K = 8, 4
+PROBS = RS.dirichlet(np.ones(K), size=N).astype(np.float32)
+LOGITS = (RS.randn(N, K) * 2).astype(np.float32)
+ONEHOT = np.eye(K, dtype=np.float32)[RS.randint(0, K, N)]
+SPARSE = ONEHOT.argmax(-1).astype(np.int32)
+BIN_T = (RS.rand(N, 3) > 0.5).astype(np.float32)
+BIN_P = RS.uniform(0.02, 0.98, (N, 3)).astype(np.float32)
+REG_T = RS.randn(N, 3).astype(np.float32)
+REG_P = RS.randn(N, 3).astype(np.float32) * 2
+POS_P = RS.uniform(0.1, 3.0, (N, 3)).astype(np.float32)
+SIGNED_T = np.where(BIN_T > 0, 1.0, -1.0).astype(np.float32)
+SW = RS.uniform(0.0, 2.0, N).astype(np.float32)
+
+# (mylib class, Keras class, kwargs, y_true, y_pred)
+LOSS_CASES = [
+    ("MeanSquaredError", {}, REG_T, REG_P),
+    ("MeanAbsoluteError", {}, REG_T, REG_P),
+    ("BinaryCrossentropy", {}, BIN_T, BIN_P),
+    ("BinaryCrossentropy", dict(from_logits=True), BIN_T, REG_P),
+    ("BinaryCrossentropy", dict(label_smoothing=0.2), BIN_T, BIN_P),
+    ("CategoricalCrossentropy", {}, ONEHOT, PROBS),
+    ("CategoricalCrossentropy", dict(from_logits=True), ONEHOT, LOGITS),
+    ("CategoricalCrossentropy", dict(from_logits=True, label_smoothing=0.1), ONEHOT, LOGITS),
+    ("SparseCategoricalCrossentropy", {}, SPARSE, PROBS),
+    ("SparseCategoricalCrossentropy", dict(from_logits=True), SPARSE, LOGITS),
+    ("Huber", {}, REG_T, REG_P),
+    ("Huber", dict(delta=0.5), REG_T, REG_P),
+    ("LogCosh", {}, REG_T, REG_P),
+    ("KLDivergence", {}, PROBS[::-1].copy(), PROBS),
+    ("Poisson", {}, np.abs(REG_T), POS_P),
+    ("CosineSimilarity", {}, REG_T, REG_P),
+    ("Hinge", {}, BIN_T, REG_P),
+    ("Hinge", {}, SIGNED_T, REG_P),
+    ("SquaredHinge", {}, BIN_T, REG_P),
+    ("CategoricalHinge", {}, ONEHOT, LOGITS),
+    ("BinaryFocalCrossentropy", {}, BIN_T, BIN_P),
+    ("BinaryFocalCrossentropy", dict(from_logits=True, gamma=1.5,
+                                     apply_class_balancing=True, alpha=0.3), BIN_T, REG_P),
+]
+
+
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name,kw,yt,yp", LOSS_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(LOSS_CASES)])
+def test_loss_classes(name, kw, yt, yp, reduction, weighted):
+    sw = SW if weighted else None
+    want = getattr(keras.losses, name)(reduction=reduction, **kw)(yt, yp, sample_weight=sw)
+    got = _eval(lambda: getattr(mlosses, name)(reduction=reduction, **kw)(
+        yt, yp, sample_weight=sw))
+    _close(got, np.asarray(want), 1e-5, 1e-6)
+
+
+FN_CASES = [("mean_squared_error", REG_T, REG_P), ("mse", REG_T, REG_P),
+            ("mean_absolute_error", REG_T, REG_P), ("mae", REG_T, REG_P),
+            ("binary_crossentropy", BIN_T, BIN_P), ("categorical_crossentropy", ONEHOT, PROBS),
+            ("sparse_categorical_crossentropy", SPARSE, PROBS), ("huber", REG_T, REG_P),
+            ("log_cosh", REG_T, REG_P), ("logcosh", REG_T, REG_P), ("kl_divergence", PROBS[::-1].copy(), PROBS),
+            ("kld", PROBS[::-1].copy(), PROBS), ("poisson", np.abs(REG_T), POS_P),
+            ("cosine_similarity", REG_T, REG_P), ("hinge", BIN_T, REG_P),
+            ("squared_hinge", BIN_T, REG_P), ("categorical_hinge", ONEHOT, LOGITS),
+            ("binary_focal_crossentropy", BIN_T, BIN_P)]
+
+
+@pytest.mark.parametrize("name,yt,yp", FN_CASES, ids=[c[0] for c in FN_CASES])
+def test_loss_functions(name, yt, yp):
+    # the short names are aliases of Keras's `get`; `logcosh` (TF Keras 2) is not one
+    want = keras.losses.get({"logcosh": "log_cosh"}.get(name, name))(yt, yp)
+    _close(_eval(lambda: getattr(mlosses, name)(yt, yp)), np.asarray(want), 1e-5, 1e-6)
+
+
+def test_loss_rank_alignment_and_per_timestep_weights():
+    # [N] targets against [N, 1] predictions; [N, T] weights of a sequence loss
+    yt, yp = REG_T[:, 0], REG_P[:, :1]
+    for cls in ("MeanSquaredError", "Huber"):
+        want = getattr(keras.losses, cls)()(yt, yp, sample_weight=SW)
+        _close(_eval(lambda: getattr(mlosses, cls)()(yt, yp, sample_weight=SW)),
+               np.asarray(want), 1e-5, 1e-6)
+    seq_t = RS.randint(0, K, (N, 5)).astype(np.int32)
+    seq_p = RS.randn(N, 5, K).astype(np.float32)
+    sw = RS.uniform(0, 1, (N, 5)).astype(np.float32)
+    want = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+        seq_t, seq_p, sample_weight=sw)
+    _close(_eval(lambda: mlosses.SparseCategoricalCrossentropy(from_logits=True)(
+        seq_t, seq_p, sample_weight=sw)), np.asarray(want), 1e-5, 1e-6)
