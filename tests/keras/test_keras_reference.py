@@ -279,3 +279,105 @@ def test_loss_rank_alignment_and_per_timestep_weights():
         seq_t, seq_p, sample_weight=sw)
     _close(_eval(lambda: mlosses.SparseCategoricalCrossentropy(from_logits=True)(
         seq_t, seq_p, sample_weight=sw)), np.asarray(want), 1e-5, 1e-6)
+
+
+# ------------------------------------------------------------ metrics
+def _run_metric(metric, batches):
+    """Feeds [(y_true, y_pred, sample_weight or None)] through update_state, one op per
+    batch, in one session; returns the result."""
+    g = ml.Graph()
+    with g.as_default():
+        ups = [metric.update_state(t, p, sample_weight=w) for t, p, w in batches]
+        res = metric.result()
+        reset = metric.reset_state()
+    with ml.Session(graph=g) as s:
+        s.run(reset)
+        for u in ups:
+            s.run(u)
+        return s.run(res)
+
+
+def _keras_metric(metric, batches):
+    for t, p, w in batches:
+        metric.update_state(t, p, sample_weight=w)
+    return np.asarray(metric.result())
+
+
+M = 40
+M_ONEHOT = np.eye(K, dtype=np.float32)[RS.randint(0, K, M)]
+M_PROBS = np.clip(M_ONEHOT * 0.3 + RS.dirichlet(np.ones(K), M), 0, 1).astype(np.float32)
+M_SPARSE = M_ONEHOT.argmax(-1).astype(np.int32)
+M_BT = (RS.rand(M, 3) > 0.5).astype(np.float32)
+M_BP = np.clip(M_BT * 0.3 + RS.rand(M, 3) * 0.7, 0, 1).astype(np.float32)
+M_RT, M_RP = RS.randn(M, 3).astype(np.float32), RS.randn(M, 3).astype(np.float32)
+M_SW = RS.uniform(0, 2, M).astype(np.float32)
+M_CT = RS.randint(0, 3, M).astype(np.int32)
+M_CP = RS.randint(0, 3, M).astype(np.int32)
+
+METRIC_CASES = [
+    ("Accuracy", {}, M_CT, M_CP),
+    ("BinaryAccuracy", {}, M_BT, M_BP),
+    ("BinaryAccuracy", dict(threshold=0.7), M_BT, M_BP),
+    ("CategoricalAccuracy", {}, M_ONEHOT, M_PROBS),
+    ("SparseCategoricalAccuracy", {}, M_SPARSE, M_PROBS),
+    ("TopKCategoricalAccuracy", dict(k=2), M_ONEHOT, M_PROBS),
+    ("SparseTopKCategoricalAccuracy", dict(k=2), M_SPARSE, M_PROBS),
+    ("MeanSquaredError", {}, M_RT, M_RP),
+    ("MeanAbsoluteError", {}, M_RT, M_RP),
+    ("RootMeanSquaredError", {}, M_RT, M_RP),
+    ("Precision", {}, M_BT, M_BP),
+    ("Precision", dict(thresholds=[0.3, 0.6]), M_BT, M_BP),
+    ("Recall", {}, M_BT, M_BP),
+    ("Recall", dict(top_k=2), M_ONEHOT, M_PROBS),
+    ("AUC", {}, M_BT, M_BP),
+    ("AUC", dict(curve="PR", num_thresholds=50), M_BT, M_BP),
+    # Keras's MeanIoU defaults to an int confusion matrix (float sample weights are
+    # truncated, with a warning); mylib's is float. With dtype float32 they agree.
+    ("MeanIoU", dict(num_classes=3, dtype="float32"), M_CT, M_CP),
+    ("MeanIoU", dict(num_classes=3, ignore_class=0, dtype="float32"), M_CT, M_CP),
+    ("FBetaScore", dict(beta=2.0, threshold=0.5), M_BT, M_BP),
+    ("F1Score", dict(average="macro", threshold=0.5), M_BT, M_BP),
+    ("F1Score", dict(average="micro"), M_ONEHOT, M_PROBS),
+    ("F1Score", dict(average="weighted", threshold=0.4), M_BT, M_BP),
+]
+
+
+def _halves(*arrays):
+    h = len(arrays[0]) // 2
+    return [tuple(None if a is None else a[sl] for a in arrays)
+            for sl in (slice(0, h), slice(h, None))]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name,kw,yt,yp", METRIC_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(METRIC_CASES)])
+def test_metrics(name, kw, yt, yp, weighted):
+    batches = _halves(yt, yp, M_SW if weighted else None)
+    want = _keras_metric(getattr(keras.metrics, name)(**kw), batches)
+    got = _run_metric(getattr(mmetrics, name)(**kw), batches)
+    _close(got, want, 1e-5, 1e-6)
+
+
+def test_mean_iou_default_dtype_unweighted():
+    batches = _halves(M_CT, M_CP, None)
+    _close(_run_metric(mmetrics.MeanIoU(3), batches),
+           _keras_metric(keras.metrics.MeanIoU(3), batches), 1e-6, 1e-7)
+
+
+def test_mean_and_sum_metrics():
+    v, w = RS.randn(M).astype(np.float32), M_SW
+    for name in ("Mean", "Sum"):
+        km = getattr(keras.metrics, name)()
+        for part in _halves(v, w):
+            km.update_state(part[0], sample_weight=part[1])
+        g = ml.Graph()
+        with g.as_default():
+            mm = getattr(mmetrics, name)()
+            ups = [mm.update_state(a, sample_weight=b) for a, b in _halves(v, w)]
+            res = mm.result()
+            reset = mm.reset_state()
+        with ml.Session(graph=g) as s:
+            s.run(reset)
+            for u in ups:
+                s.run(u)
+            _close(s.run(res), np.asarray(km.result()), 1e-5, 1e-6)
