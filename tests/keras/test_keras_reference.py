@@ -251,7 +251,8 @@ FN_CASES = [("mean_squared_error", REG_T, REG_P), ("mse", REG_T, REG_P),
             ("mean_absolute_error", REG_T, REG_P), ("mae", REG_T, REG_P),
             ("binary_crossentropy", BIN_T, BIN_P), ("categorical_crossentropy", ONEHOT, PROBS),
             ("sparse_categorical_crossentropy", SPARSE, PROBS), ("huber", REG_T, REG_P),
-            ("log_cosh", REG_T, REG_P), ("logcosh", REG_T, REG_P), ("kl_divergence", PROBS[::-1].copy(), PROBS),
+            ("log_cosh", REG_T, REG_P), ("logcosh", REG_T, REG_P),
+            ("kl_divergence", PROBS[::-1].copy(), PROBS),
             ("kld", PROBS[::-1].copy(), PROBS), ("poisson", np.abs(REG_T), POS_P),
             ("cosine_similarity", REG_T, REG_P), ("hinge", BIN_T, REG_P),
             ("squared_hinge", BIN_T, REG_P), ("categorical_hinge", ONEHOT, LOGITS),
@@ -270,7 +271,7 @@ def test_loss_rank_alignment_and_per_timestep_weights():
     yt, yp = REG_T[:, 0], REG_P[:, :1]
     for cls in ("MeanSquaredError", "Huber"):
         want = getattr(keras.losses, cls)()(yt, yp, sample_weight=SW)
-        _close(_eval(lambda: getattr(mlosses, cls)()(yt, yp, sample_weight=SW)),
+        _close(_eval(lambda c=cls: getattr(mlosses, c)()(yt, yp, sample_weight=SW)),
                np.asarray(want), 1e-5, 1e-6)
     seq_t = RS.randint(0, K, (N, 5)).astype(np.int32)
     seq_p = RS.randn(N, 5, K).astype(np.float32)
