@@ -1,5 +1,11 @@
 """Test configuration: 4 host CPU devices (set before JAX starts) so placement and
-multi-device tests run on any machine."""
+multi-device tests run on any machine. Keras 3 (the reference of the Keras-comparison
+tests) runs on its JAX backend: Keras reads KERAS_BACKEND when first imported, so it is
+set here, before any test module imports keras."""
+
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
 
 from mylib.devices import set_cpu_device_count
 

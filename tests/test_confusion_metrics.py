@@ -1,8 +1,6 @@
 """Precision / Recall with `top_k`, `class_id` and threshold lists, and AUC with
 `multi_label` / `label_weights`: against numpy references written from Keras's
-definitions, and against Keras 3 itself (jax backend) where it is installed."""
-
-import os
+definitions, and against Keras 3 itself (jax backend, a test dependency)."""
 
 import numpy as np
 import pytest
@@ -35,12 +33,11 @@ def _halves(*arrays):
 
 
 def _keras():
-    os.environ.setdefault("KERAS_BACKEND", "jax")
-    keras = pytest.importorskip("keras")
-    if not hasattr(keras, "backend"):  # tests/keras seen as a namespace package
-        pytest.skip("Keras 3 is not installed")
-    if keras.backend.backend() != "jax":
-        pytest.skip("Keras runs on another backend here")
+    """Keras 3 (a test dependency) on its JAX backend (tests/conftest.py sets it)."""
+    import keras
+
+    assert hasattr(keras, "backend"), f"`import keras` found {keras!r}, not Keras 3"
+    assert keras.backend.backend() == "jax", keras.backend.backend()
     return keras
 
 

@@ -12,8 +12,11 @@ class Adam(Optimizer):
     Slots per variable: ``mu`` (first moment), ``nu`` (second moment), ``count``.
 
     Difference from Keras: optax adds `epsilon` to ``sqrt(v_hat)`` (the bias-corrected
-    second moment, as in the paper), Keras adds it to ``sqrt(v)``; with the default
-    ``epsilon=1e-7`` the updates agree to about 1e-7 relative.
+    second moment, as in the paper), Keras adds it to ``sqrt(v)`` (an effective epsilon
+    of ``epsilon / sqrt(1 - beta_2**t)``, ~3e-6 in the first steps for the default
+    ``1e-7``); the updates agree closely unless gradients are tiny (~1e-4) or epsilon is
+    large. With ``amsgrad=True`` optax keeps the max of the bias-corrected second moment,
+    Keras the max of the raw one (see docs/keras_reference.md).
 
     Args:
       learning_rate: float or schedule (default 0.001).
