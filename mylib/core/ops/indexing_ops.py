@@ -20,11 +20,11 @@ from mylib import errors
 from mylib.core.gradients import IndexedSlices, _generic_vjp
 from mylib.core.graph import Tensor
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
-    convert_to_tensor
+    _python_dtype, convert_to_tensor
 from mylib.core.ops import _shape_rules
 from mylib.core.ops.array_ops import (_axis_int, _int_tuple, _is_static, concat, reshape, shape,
                                       where)
-from mylib.core.ops.constant_ops import _python_dtype, constant, constant_value
+from mylib.core.ops.constant_ops import constant, constant_value
 from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "one_hot"]
