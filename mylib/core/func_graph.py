@@ -179,9 +179,7 @@ def rewrite_function_attrs(op_type, attrs, fn_map, key_map=None):
 
 def variable_key(t):
     """The session key (shared name) of the variable behind resource tensor `t`."""
-    from mylib.core.ops.state_ops import handle_op
-
-    op = handle_op(t)
+    op = state_ops.handle_op(t)
     if op.type != "VarHandleOp":
         raise errors.UnimplementedError(
             f"control flow can capture variable handles only; '{t.name}' comes from a "

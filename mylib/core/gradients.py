@@ -10,142 +10,19 @@ the forward kernel. Gradients of gathers stay sparse as `IndexedSlices`.
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.compat_args import warn_ignored
-from mylib.core.graph import Tensor, get_default_graph
-from mylib.core.op_registry import (OpDef, RegisterGradient, TensorSpec, convert_to_tensor,
-                                    get_gradient_function, get_op_def)
+from mylib.core.graph import Tensor, _user_frame, get_default_graph
+# IndexedSlices and the generic VJP op live in modules of their own, below the ops
+# modules that use them; their names stay importable from here.
+from mylib.core.indexed_slices import (IndexedSlices, IndexedSlicesToDense,  # noqa: F401
+                                       indexed_slices_to_dense)
+from mylib.core.op_registry import convert_to_tensor, get_gradient_function
 from mylib.core.ops import array_ops, constant_ops, math_ops
 from mylib.core.ops.state_ops import handle_op
-
-
-class IndexedSlices:
-    """A sparse gradient: rows `indices` of a tensor of shape `dense_shape` hold
-    `values`; rows not named are zero, a row named twice sums.
-
-    Attributes:
-      values: `Tensor` [n, ...].
-      indices: `Tensor` [n] of int32/int64.
-      dense_shape: `Tensor` [rank] int, the full shape.
-    """
-
-    def __init__(self, values, indices, dense_shape=None):
-        self.values = values
-        self.indices = indices
-        self.dense_shape = dense_shape
-
-    @property
-    def dtype(self):
-        return self.values.dtype
-
-    @property
-    def shape(self):
-        if self.dense_shape is not None:
-            cv = constant_ops.constant_value(self.dense_shape)
-            if cv is not None:
-                from mylib.core.tensor_shape import TensorShape
-
-                return TensorShape([int(d) for d in cv])
-        return self.values.shape
-
-    @property
-    def graph(self):
-        return self.values.graph
-
-    @property
-    def name(self):
-        return self.values.name
-
-    @property
-    def op(self):
-        return self.values.op
-
-    def _as_tensor(self):
-        return indexed_slices_to_dense(self)
-
-    def __repr__(self):
-        return (f"IndexedSlices(values={self.values.name}, indices={self.indices.name}, "
-                f"dense_shape={None if self.dense_shape is None else self.dense_shape.name})")
-
-
-def _slices_to_dense_kernel(values, indices, dense_shape):
-    shape = tuple(int(d) for d in np.asarray(dense_shape))
-    return jnp.zeros(shape, values.dtype).at[indices].add(values)
-
-
-IndexedSlicesToDense = OpDef("IndexedSlicesToDense", kernel=_slices_to_dense_kernel)
-
-
-@IndexedSlicesToDense.shape_fn
-def _slices_to_dense_shape(values, indices, dense_shape):
-    n = dense_shape.shape[0] if dense_shape.shape.rank else None
-    from mylib.core.tensor_shape import TensorShape
-
-    return TensorSpec(TensorShape(None) if n is None else [None] * n, values.dtype)
-
-
-@RegisterGradient("IndexedSlicesToDense")
-def _slices_to_dense_grad(op, grad):
-    from mylib.core.ops.indexing_ops import gather  # indexing_ops imports this module
-
-    return [gather(grad, op.inputs[1]), None, None]
-
-
-def indexed_slices_to_dense(s):
-    out = IndexedSlicesToDense(s.values, s.indices, s.dense_shape)
-    out._shape = s.shape
-    return out
-
-
-# ---------------------------------------------------------------- generic VJP op
-def _vjp_kernel(*args, forward_type, forward_attrs, n_inputs, diff_mask):
-    fwd = get_op_def(forward_type).kernel
-    attrs = dict(forward_attrs)
-    xs = list(args[:n_inputs])
-    cts = args[n_inputs:]
-    diff_idx = [i for i, m in enumerate(diff_mask) if m]
-
-    def f(*dx):
-        full = list(xs)
-        for i, v in zip(diff_idx, dx):
-            full[i] = v
-        return fwd(*full, **attrs)
-
-    out, vjp = jax.vjp(f, *[xs[i] for i in diff_idx])
-    if isinstance(out, (tuple, list)):
-        ct = type(out)(jnp.asarray(c, o.dtype) for c, o in zip(cts, out))
-    else:
-        ct = jnp.asarray(cts[0], out.dtype)
-    return tuple(vjp(ct))
-
-
-VJP = OpDef("VJP", kernel=_vjp_kernel)
-
-
-@VJP.shape_fn
-def _vjp_shape(*specs, forward_type, forward_attrs, n_inputs, diff_mask):
-    return [TensorSpec(specs[i].shape, specs[i].dtype) for i in range(n_inputs) if diff_mask[i]]
-
-
-def _generic_vjp(op, out_grads, forward_type=None):
-    """The gradients of `op`'s inputs by the VJP op: `jax.vjp` of the kernel of
-    `forward_type` (default `op`'s own type), called with `op`'s inputs and attrs."""
-    diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
-    if not any(diff_mask):
-        return [None] * len(op.inputs)
-    attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
-    cts = [g if g is not None else constant_ops.zeros_like(o)
-           for g, o in zip(out_grads, op.outputs)]
-    res = VJP(*op.inputs, *cts, forward_type=forward_type or op.type, forward_attrs=attrs,
-              n_inputs=len(op.inputs), diff_mask=diff_mask, name=None)
-    res = list(res) if isinstance(res, tuple) else [res]
-    it = iter(res)
-    return [next(it) if m else None for m in diff_mask]
+from mylib.core.variables import Variable
+from mylib.core.vjp import VJP, generic_vjp as _generic_vjp  # noqa: F401
 
 
 # ---------------------------------------------------------------- gradients()
@@ -161,8 +38,6 @@ def _resource_is_float(t):
 
 
 def _as_xs(x):
-    from mylib.core.variables import Variable
-
     if isinstance(x, Variable):
         return x.handle
     if isinstance(x, Tensor):
@@ -323,9 +198,7 @@ def _add_input_grads(op, in_grads, grads, stop, between, xset):
         if t.dtype != _dtypes.resource:
             gi = _match_shape(gi, t)
             if gi.dtype != t.dtype and gi.dtype.is_differentiable:
-                from mylib.core.ops.math_ops import cast
-
-                gi = cast(gi, t.dtype)
+                gi = math_ops.cast(gi, t.dtype)
         grads.setdefault(t, []).append(gi)
 
 
@@ -349,16 +222,12 @@ def _check_grad_y(i, y, gy):
     elif not y.shape.is_compatible_with(gy.shape):
         problem = f"has shape {gy.shape}, but ys[{i}] '{y.name}' has shape {y.shape}"
     if problem is not None:
-        from mylib.core.graph import _user_frame
-
         frame = _user_frame()
         where = "" if frame is None else f"\n  called at {frame[0]}:{frame[1]} in {frame[2]}"
         raise errors.InvalidArgumentError(f"gradients: grad_ys[{i}] '{gy.name}' {problem}{where}")
 
 
 def _as_value(x):
-    from mylib.core.variables import Variable
-
     return x.value() if isinstance(x, Variable) else convert_to_tensor(x)
 
 

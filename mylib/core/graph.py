@@ -14,6 +14,7 @@ import sys
 import threading
 
 from mylib.core.tensor_shape import as_shape
+from mylib.devices import DeviceSpec
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_PREFIXES = (_PKG_DIR + os.sep, os.path.dirname(contextlib.__file__) + os.sep + "contextlib")
@@ -127,18 +128,14 @@ class Tensor:
             raise TypeError(f"len() of tensor '{self.name}' with shape {self._shape} is unknown")
         return self._shape[0]
 
-    def __iter__(self):
-        if self._shape.rank is None or self._shape.rank == 0 or self._shape[0] is None:
-            raise TypeError(f"Cannot iterate over tensor '{self.name}' with shape {self._shape}")
-        from mylib.core.ops import array_ops
-
-        return iter(array_ops.unstack(self, axis=0))
-
     def __array__(self, dtype=None, copy=None):
         raise TypeError(
             f"Cannot convert the symbolic tensor '{self.name}' to a numpy array: "
             "run it with Session.run to get its value.")
 
+    # Operators that build ops (``+``, ``[]``, iteration, ...) are installed by the ops
+    # modules that define those ops (math_ops, indexing_ops, array_ops), which sit above
+    # this module; `mylib.core` imports them all.
     @classmethod
     def _overload_operator(cls, name, fn):
         setattr(cls, name, fn)
@@ -470,9 +467,7 @@ class Graph:
         Raises:
           InvalidArgumentError: if an op's attr is not plain data.
         """
-        from mylib.core import graph_io
-
-        return graph_io.graph_to_graph_def(self, add_shapes=add_shapes)
+        return _graph_def_builder(self, add_shapes=add_shapes)
 
     # --- finalize ---
     def finalize(self):
@@ -510,12 +505,22 @@ class _ConstructionState:
         self.colocate = None
 
 
+# The graph -> GraphDef function. It lives in `graph_io` (which imports this module:
+# GraphDef and its encoding are graph_io's), and graph_io registers it when imported;
+# `mylib.core` imports graph_io, so `Graph.as_graph_def` always finds it.
+def _graph_def_builder(graph, add_shapes=False):
+    raise RuntimeError("mylib.core.graph_io is not imported")
+
+
+def _register_graph_def_builder(fn):
+    global _graph_def_builder
+    _graph_def_builder = fn
+
+
 def _canonical_device(dev):
     """TensorFlow's canonical spelling (``/cpu:1`` -> ``/device:CPU:1``)."""
     if not dev:
         return ""
-    from mylib.devices import DeviceSpec
-
     return DeviceSpec.from_string(dev).to_string()
 
 
@@ -525,8 +530,6 @@ def _merge_device(outer, inner):
         return outer
     if not outer:
         return inner
-    from mylib.devices import DeviceSpec
-
     return DeviceSpec.from_string(outer).make_merged_spec(
         DeviceSpec.from_string(inner)).to_string()
 

@@ -11,7 +11,10 @@ import warnings
 
 from mylib import errors
 from mylib.core.graph import Graph, Tensor, get_default_graph
+from mylib.core.func_graph import FuncGraph, function_refs, rewrite_function_attrs, unregister
 from mylib.core.graph_io import (FunctionDef, GraphDef, MetaGraphDef, NodeDef, _short)
+from mylib.core.op_registry import convert_to_tensor, get_op_def
+from mylib.core.ops import array_ops
 
 # ---------------------------------------------------------------- GraphDef -> Graph
 def _parse_input(s):
@@ -159,8 +162,6 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 
 def _node_op_defs(nodes):
     """The registered `OpDef` of each node's op type."""
-    from mylib.core.op_registry import get_op_def
-
     op_defs = []
     for n in nodes:
         try:
@@ -187,8 +188,6 @@ def _resolve_input_map(input_map, names, graph):
             mapped[ck] = v.op if isinstance(v, Tensor) else \
                 graph.as_graph_element(v, allow_tensor=False)
         else:
-            from mylib.core.op_registry import convert_to_tensor
-
             t = convert_to_tensor(v)
             if t.graph is not graph:
                 raise ValueError(f"input_map['{k}'] = '{t.name}' is not in the default graph")
@@ -200,9 +199,6 @@ def _dry_run(gd, op_defs, order, lib_info, mapped, clear_devices):
     """Imports `gd` into a scratch graph (mapped inputs stood in by placeholders of their
     dtype and shape) to find shape and attr errors before the real graph is touched.
     Its function graphs get throw-away names and are unregistered after."""
-    from mylib.core.func_graph import unregister
-    from mylib.core.ops import array_ops
-
     scratch = Graph()
     scratch_fns = []
     try:
@@ -237,8 +233,6 @@ def _check_library(gd):
 
 def _callees(nodes, where, lib):
     """The library functions `nodes` name, in first-use order; each must be in `lib`."""
-    from mylib.core.func_graph import function_refs
-
     out = []
     for n in nodes:
         for f in function_refs(n.op, n.attr):
@@ -255,8 +249,6 @@ def _callees(nodes, where, lib):
 
 def _check_function(fname, fdef, lib):
     """``(op_defs, topological order, callees)`` of library function `fname`, checked."""
-    from mylib.core.op_registry import get_op_def
-
     where = f"function '{fname}': "
     if not isinstance(fdef, FunctionDef):
         raise errors.InvalidArgumentError(
@@ -411,8 +403,6 @@ class _FunctionImport:
         self.used = set()  # input_map keys used by captures
 
     def rewrite(self, nodes):
-        from mylib.core.func_graph import rewrite_function_attrs
-
         out = []
         for n in nodes:
             a = rewrite_function_attrs(n.op, n.attr, self.fn_map)
@@ -445,8 +435,6 @@ class _FunctionImport:
         fg.bind_captures(pairs)
 
     def build(self, fname, outer):
-        from mylib.core.func_graph import FuncGraph
-
         fdef = self.lib[fname]
         f_op_defs, f_order, callees = self.lib_info[fname]
         where = f"function '{fname}': "
@@ -476,8 +464,6 @@ def _rename_shared_names(gd, new_ops, built, renamed):
     """Variables the import scope renamed (`renamed`: old shared name -> new) keep
     their identity: imported handle ops, handle ops inside the function graphs and
     attrs that name variables (``var_keys``) follow the new names."""
-    from mylib.core.func_graph import rewrite_function_attrs
-
     for n in gd.node:
         op = new_ops[n.name]
         old = n.attr.get("shared_name")
@@ -496,8 +482,6 @@ def _rename_shared_names(gd, new_ops, built, renamed):
 
 
 def _root_callees(gd, lib):
-    from mylib.core.func_graph import function_refs
-
     out = []
     for n in gd.node:
         for f in function_refs(n.op, n.attr):

@@ -56,7 +56,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib._fileio import atomic_write
-from mylib.core.graph import Graph
+from mylib.core.graph import Graph, _register_graph_def_builder
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.func_graph import function_refs, lookup_function
 
@@ -633,6 +633,9 @@ def graph_to_graph_def(graph, add_shapes=False):
     with graph._lock:
         ops = graph.get_operations()
     return GraphDef(_op_nodes(ops, add_shapes), library=_library_of(graph, ops, add_shapes))
+
+
+_register_graph_def_builder(graph_to_graph_def)  # Graph.as_graph_def calls it
 
 
 def _structure_to_data(td, counter):

@@ -307,7 +307,72 @@ def get_gradient_function(op):
 
 
 # --- conversion of Python values ---
+# `convert_to_tensor` makes `Const` (and, for lists holding tensors, `Pack`) ops. Those op
+# types are defined in `ops.constant_ops` / `ops.array_ops`, which import this module, so
+# they are found here by type name in the registry (`mylib.core` imports every ops
+# module, so both are registered before any conversion); the rules that turn a Python
+# value into the constant's array are here, shared with `constant_ops.constant`.
 _CONST_CACHE_LIMIT = 0
+
+
+def _python_dtype(value):
+    """TensorFlow's defaults: Python float -> float32, int -> int32 (int64 if large)."""
+    if isinstance(value, bool):
+        return _dtypes.bool_
+    if isinstance(value, int):
+        return _dtypes.int32 if -2**31 <= value < 2**31 else _dtypes.int64
+    if isinstance(value, float):
+        return _dtypes.float32
+    if isinstance(value, complex):
+        return _dtypes.complex64
+    if isinstance(value, (list, tuple)):
+        flat = np.asarray(value, dtype=object).reshape(-1)
+        if flat.size == 0:
+            return _dtypes.float32
+        kinds = {_python_dtype(v.item() if isinstance(v, np.generic) else v) for v in flat
+                 if not isinstance(v, np.ndarray)}
+        for order in (_dtypes.complex64, _dtypes.float32, _dtypes.int64, _dtypes.int32,
+                      _dtypes.bool_):
+            if order in kinds:
+                return order
+        return _dtypes.as_dtype(np.asarray(value).dtype)
+    return None
+
+
+def _const_array(value, dtype=None, dtype_hint=None):
+    """``(array, DType)`` of a constant holding `value`: `dtype` if given, else TensorFlow's
+    default for Python values (adopting `dtype_hint` where it fits), else `value`'s own.
+
+    Raises:
+      TypeError: if `value` is not numeric data or does not fit `dtype` exactly.
+    """
+    if dtype is not None:
+        dt = _dtypes.as_dtype(dtype)
+    else:
+        dt = None
+        if not isinstance(value, (np.ndarray, np.generic)) and not hasattr(value, "__jax_array__") \
+                and not hasattr(value, "dtype"):
+            pd = _python_dtype(value)
+            if dtype_hint is not None and pd is not None:
+                hint = _dtypes.as_dtype(dtype_hint)
+                # A Python number adopts the other operand's dtype (x + 1.0, x * 2).
+                if not (pd.is_floating and hint.is_integer) and \
+                        not (pd.is_complex and not hint.is_complex):
+                    pd = hint
+            dt = pd
+        if dt is None:
+            dt = _dtypes.as_dtype(np.asarray(value).dtype)
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        raise TypeError(f"Cannot convert {value!r} to a tensor")
+    if dt.is_integer and arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}: "
+                            "the value is not an integer")
+    if dt.is_integer and arr.dtype.kind in "iu" and arr.size:
+        if arr.min() < dt.min or arr.max() > dt.max:
+            raise TypeError(f"Value {value!r} is out of range for dtype {dt.name}")
+    return arr.astype(dt.np), dt
 
 
 @with_x64
@@ -338,10 +403,8 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
         raise TypeError(f"Cannot use Operation '{value.name}' as a tensor; use op.outputs[i].")
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return _autopack(value, dtype, dtype_hint, name)
-    from mylib.core.ops.constant_ops import constant
-
-    return constant(value, dtype=dtype if dtype is not None else None, name=name,
-                    _dtype_hint=dtype_hint)
+    arr, dt = _const_array(value, dtype, dtype_hint)
+    return _REGISTRY["Const"](value=arr, dtype=dt.name, name=name)
 
 
 def _contains_tensor(v):
@@ -353,8 +416,6 @@ def _contains_tensor(v):
 def _autopack(value, dtype, dtype_hint, name):
     """A (nested) list mixing tensors and numbers becomes a `stack` of them, as TF's
     auto-packing (``ml.zeros([ml.shape(x)[0], 3])``); numbers take the tensors' dtype."""
-    from mylib.core.ops.array_ops import stack
-
     if dtype is None:
         def first(v):
             for x in v:
@@ -369,7 +430,7 @@ def _autopack(value, dtype, dtype_hint, name):
         dtype = convert_to_tensor(first(value)).dtype
     elems = [_autopack(x, dtype, None, None) if isinstance(x, (list, tuple)) and
              _contains_tensor(x) else convert_to_tensor(x, dtype=dtype) for x in value]
-    return stack(elems, axis=0, name=name or "packed")
+    return _REGISTRY["Pack"](*elems, axis=0, name=name or "packed")  # array_ops.stack
 
 
 def is_tensor_like(x):

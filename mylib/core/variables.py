@@ -12,9 +12,10 @@ import weakref
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.compat_args import warn_ignored
-from mylib.core.graph import GraphKeys, Tensor, get_default_graph
-from mylib.core.op_registry import convert_to_tensor
+from mylib.core.graph import GraphKeys, Tensor, get_default_graph, get_default_session
+from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, state_ops
+from mylib.core.ops.cast_ops import cast
 from mylib.core.tensor_shape import TensorShape, as_shape
 
 # Variable creators (TF's variable_creator_scope): strategies intercept creation here.
@@ -95,8 +96,6 @@ class Variable:
                 iv = init_fn() if callable(init_fn) and not isinstance(init_fn, Tensor) else init_fn
                 iv = convert_to_tensor(iv, dtype_hint=dtype)
                 if dtype is not None and iv.dtype != _dtypes.as_dtype(dtype):
-                    from mylib.core.ops.math_ops import cast
-
                     iv = cast(iv, dtype)
             self._initial_value = iv
             self._dtype = iv.dtype
@@ -230,8 +229,6 @@ class Variable:
         return self._graph_element.eval(session=session)
 
     def load(self, value, session=None):
-        from mylib.core.graph import get_default_session
-
         (session or get_default_session()).run(self.assign(value))
 
     # --- writes ---
@@ -277,8 +274,6 @@ class Variable:
         t = convert_to_tensor(value, dtype_hint=self._dtype)
         if t.dtype != self._dtype:
             if t.op.type == "Const" and t.dtype.is_integer and self._dtype.is_floating:
-                from mylib.core.ops.math_ops import cast
-
                 return cast(t, self._dtype)
         return t
 
@@ -434,8 +429,6 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
     (default: all global and local variables)."""
     if var_list is None:
         var_list = global_variables() + local_variables()
-    from mylib.core.op_registry import OpDef  # noqa: F401
-
     handles = [v.handle for v in var_list]
     return _ReportUninitialized(*handles, names=tuple(v._name for v in var_list), name=name)
 
@@ -448,14 +441,10 @@ def _report_lower(ctx, op, *refs):
 
 
 def _report_shape(*handles, names):
-    from mylib.core.op_registry import TensorSpec
-
     return TensorSpec([None], _dtypes.string)
 
 
-from mylib.core.op_registry import NotDifferentiable as _ND, OpDef as _OpDef  # noqa: E402
-
-_ReportUninitialized = _OpDef("ReportUninitializedVariables", lower=_report_lower, stateful=True,
-                              shape_fn=_report_shape)
-_ND("ReportUninitializedVariables")
+_ReportUninitialized = OpDef("ReportUninitializedVariables", lower=_report_lower, stateful=True,
+                             shape_fn=_report_shape)
+NotDifferentiable("ReportUninitializedVariables")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mylib import errors
+from mylib.core import dtypes
 from mylib.core.op_registry import TensorSpec
 from mylib.core.tensor_shape import TensorShape, broadcast_shapes
 
@@ -32,8 +33,6 @@ def binary(x, y, **_):
 
 
 def comparison(x, y, **_):
-    from mylib.core import dtypes
-
     return TensorSpec(binary(x, y).shape, dtypes.bool_)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.compat_args import warn_ignored
-from mylib.core.graph import get_default_graph
+from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
@@ -477,6 +477,15 @@ def unstack(value, num=None, axis=0, name="unstack"):
             raise ValueError(f"Cannot infer num from shape {x.shape}")
     out = Unpack(x, num=int(num), axis=int(axis), name=name)
     return list(out) if isinstance(out, tuple) else [out]
+
+
+def _tensor_iter(self):
+    if self._shape.rank is None or self._shape.rank == 0 or self._shape[0] is None:
+        raise TypeError(f"Cannot iterate over tensor '{self.name}' with shape {self._shape}")
+    return iter(unstack(self, axis=0))
+
+
+Tensor._overload_operator("__iter__", _tensor_iter)
 
 
 # ---------------------------------------------------------------- Split / SplitV

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mylib.core.indexed_slices import IndexedSlices
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
+from mylib.core.ops.nn_ops import l2_loss
 
 __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"]
 
@@ -28,15 +30,11 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 
 def _values(t):
-    from mylib.core.gradients import IndexedSlices
-
     return t.values if isinstance(t, IndexedSlices) else convert_to_tensor(t)
 
 
 def global_norm(t_list, name=None):
     """`sqrt(sum(l2norm(t) ** 2 for t in t_list))`, skipping None entries."""
-    from mylib.core.ops.nn_ops import l2_loss
-
     parts = [l2_loss(_values(t)) for t in t_list if t is not None]
     if not parts:  # every entry None (no variable gets a gradient): the norm is 0
         return constant_ops.constant(0.0, name=name or "global_norm")
@@ -56,8 +54,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     Returns:
       `(list_clipped, global_norm)`. A NaN/inf global norm gives NaN tensors, as TF.
     """
-    from mylib.core.gradients import IndexedSlices
-
     t_list = list(t_list)
     norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
     clip = convert_to_tensor(clip_norm, dtype_hint=norm.dtype)

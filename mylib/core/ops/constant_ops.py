@@ -15,9 +15,10 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
+from mylib.core.op_registry import (NotDifferentiable, OpDef, TensorSpec, _const_array,
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
+from mylib.core.ops.cast_ops import cast
 from mylib.core.tensor_shape import TensorShape, as_shape
 
 __all__ = ["constant", "constant_value", "fill", "zeros", "ones", "zeros_like", "ones_like",
@@ -54,30 +55,6 @@ def _const_shape(*, value, dtype):
 NotDifferentiable("Const")
 
 
-def _python_dtype(value):
-    """TensorFlow's defaults: Python float -> float32, int -> int32 (int64 if large)."""
-    if isinstance(value, bool):
-        return _dtypes.bool_
-    if isinstance(value, int):
-        return _dtypes.int32 if -2**31 <= value < 2**31 else _dtypes.int64
-    if isinstance(value, float):
-        return _dtypes.float32
-    if isinstance(value, complex):
-        return _dtypes.complex64
-    if isinstance(value, (list, tuple)):
-        flat = np.asarray(value, dtype=object).reshape(-1)
-        if flat.size == 0:
-            return _dtypes.float32
-        kinds = {_python_dtype(v.item() if isinstance(v, np.generic) else v) for v in flat
-                 if not isinstance(v, np.ndarray)}
-        for order in (_dtypes.complex64, _dtypes.float32, _dtypes.int64, _dtypes.int32,
-                      _dtypes.bool_):
-            if order in kinds:
-                return order
-        return _dtypes.as_dtype(np.asarray(value).dtype)
-    return None
-
-
 def constant(value, dtype=None, shape=None, name="Const", _dtype_hint=None):
     """A constant tensor.
 
@@ -91,32 +68,7 @@ def constant(value, dtype=None, shape=None, name="Const", _dtype_hint=None):
     Raises:
       TypeError: if `value` cannot be represented exactly in `dtype` (e.g. 1.5 as int32).
     """
-    if dtype is not None:
-        dt = _dtypes.as_dtype(dtype)
-    else:
-        dt = None
-        if not isinstance(value, (np.ndarray, np.generic)) and not hasattr(value, "__jax_array__") \
-                and not hasattr(value, "dtype"):
-            pd = _python_dtype(value)
-            if _dtype_hint is not None and pd is not None:
-                hint = _dtypes.as_dtype(_dtype_hint)
-                # A Python number adopts the other operand's dtype (x + 1.0, x * 2).
-                if not (pd.is_floating and hint.is_integer) and not (pd.is_complex and not hint.is_complex):
-                    pd = hint
-            dt = pd
-        if dt is None:
-            dt = _dtypes.as_dtype(np.asarray(value).dtype)
-    arr = np.asarray(value)
-    if arr.dtype == object:
-        raise TypeError(f"Cannot convert {value!r} to a tensor")
-    if dt.is_integer and arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}: "
-                            "the value is not an integer")
-    if dt.is_integer and arr.dtype.kind in "iu" and arr.size:
-        if arr.min() < dt.min or arr.max() > dt.max:
-            raise TypeError(f"Value {value!r} is out of range for dtype {dt.name}")
-    arr = arr.astype(dt.np)
+    arr, dt = _const_array(value, dtype, _dtype_hint)
     if shape is not None:
         shape = tuple(as_shape(shape).as_list())
         if arr.size == 1:
@@ -158,11 +110,8 @@ def _fill_shape(dims, value):
     return TensorSpec(TensorShape(None) if n is None else [None] * n, value.dtype)
 
 
-@RegisterGradient("Fill")
-def _fill_grad(op, grad):
-    from mylib.core.ops.reduction_ops import reduce_sum  # it imports this module
-
-    return [None, reduce_sum(grad)]
+# Fill's gradient (the sum of `grad`) is registered in `reduction_ops`, beside `Sum`,
+# which sits above this module.
 
 
 def fill(dims, value, name=None):
@@ -199,8 +148,6 @@ def zeros_like(tensor, dtype=None, name=None):
     t = convert_to_tensor(tensor)
     out = ZerosLike(t, name=name)
     if dtype is not None and _dtypes.as_dtype(dtype) != t.dtype:
-        from mylib.core.ops.math_ops import cast  # it imports this module
-
         out = cast(out, dtype)
     return out
 
@@ -210,8 +157,6 @@ def ones_like(tensor, dtype=None, name=None):
     t = convert_to_tensor(tensor)
     out = OnesLike(t, name=name)
     if dtype is not None and _dtypes.as_dtype(dtype) != t.dtype:
-        from mylib.core.ops.math_ops import cast  # it imports this module
-
         out = cast(out, dtype)
     return out
 

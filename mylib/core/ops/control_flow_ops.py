@@ -38,6 +38,7 @@ from mylib.core.graph import _user_frame, get_default_graph
 from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, constant_ops, state_ops
 from mylib.core.tensor_shape import TensorShape, as_shape
+from mylib.core.vjp import generic_vjp
 
 _tree = jax.tree_util
 
@@ -428,10 +429,8 @@ def _while_grad(op, *grads):
             "reverse steps" if not op.attrs["dynamic_max"] else
             "cannot differentiate a while_loop whose `maximum_iterations` is a run-time "
             "tensor: set `maximum_iterations` to a Python int or constant", op=op)
-    from mylib.core.gradients import _generic_vjp
-
     # The masked form (a scan of `maximum_iterations` steps) is reverse-differentiable.
-    return _generic_vjp(op, grads, forward_type="StatelessWhileMasked")
+    return generic_vjp(op, grads, forward_type="StatelessWhileMasked")
 
 
 def _paths(structure):

@@ -29,6 +29,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
+from mylib.core.ops.random_ops import get_seed
 from mylib.core.tensor_shape import TensorShape, as_shape
 
 __all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue",
@@ -710,8 +711,6 @@ class RandomShuffleQueue(FIFOQueue):
         if min_after_dequeue >= capacity:
             raise ValueError(f"min_after_dequeue ({min_after_dequeue}) must be less than "
                              f"capacity ({capacity}), or no dequeue could ever run")
-        from mylib.core.ops.random_ops import get_seed
-
         s1, s2 = get_seed(seed)
         self._seed_attrs = dict(min_after_dequeue=int(min_after_dequeue), seed=s1, seed2=s2)
         super().__init__(capacity, dtypes, shapes, names, shared_name, name)

@@ -16,7 +16,9 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.graph import get_default_graph
 from mylib.core.op_registry import NotDifferentiable, OpDef, TensorSpec, convert_to_tensor
+from mylib.core.ops.array_ops import identity
 from mylib.core.tensor_shape import TensorShape
 
 # Python callables cannot be attrs (attrs are plain data): they live in this process's
@@ -176,9 +178,6 @@ def print(*inputs, output_stream="stderr", summarize=3, sep=" ", end="\n", name=
 def Print(input_, data, message=None, summarize=3, name=None):  # noqa: N802 - TF1 name
     """TF1's `Print`: returns `input_` and prints `message` and `data` when it is
     computed."""
-    from mylib.core.graph import get_default_graph
-    from mylib.core.ops.array_ops import identity
-
     p = print(*([message] if message else []), *data, summarize=summarize)
     with get_default_graph().control_dependencies([p]):
         return identity(input_, name=name)

@@ -17,15 +17,16 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.gradients import IndexedSlices, _generic_vjp
 from mylib.core.graph import Tensor
+from mylib.core.indexed_slices import IndexedSlices
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
-    convert_to_tensor
+    _python_dtype, convert_to_tensor
 from mylib.core.ops import _shape_rules
 from mylib.core.ops.array_ops import (_axis_int, _int_tuple, _is_static, concat, reshape, shape,
                                       where)
-from mylib.core.ops.constant_ops import _python_dtype, constant, constant_value
+from mylib.core.ops.constant_ops import constant, constant_value
 from mylib.core.tensor_shape import TensorShape
+from mylib.core.vjp import generic_vjp
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "one_hot"]
 
@@ -237,7 +238,7 @@ def _gather_shape(params, indices, *, axis=0, batch_dims=0):
 def _gather_grad(op, grad):
     params, indices = op.inputs
     if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0):
-        return _generic_vjp(op, [grad])
+        return generic_vjp(op, [grad])
     # Sparse, as TensorFlow: only the gathered rows get gradient.
     p = params.shape
     if p.rank is not None and p.is_fully_defined():
@@ -281,6 +282,13 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
     if batch_dims:
         attrs["batch_dims"] = int(batch_dims)
     return GatherV2(p, i, name=name, **attrs)
+
+
+@RegisterGradient("IndexedSlicesToDense")
+def _slices_to_dense_grad(op, grad):
+    # IndexedSlicesToDense (`indexed_slices`, below this module) scatter-adds rows; its
+    # gradient gathers them back.
+    return [gather(grad, op.inputs[1]), None, None]
 
 
 def _gather_nd_kernel(params, indices):

@@ -20,6 +20,7 @@ from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, 
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
 from mylib.core.ops import array_ops, constant_ops
+from mylib.core.ops.cast_ops import Cast, cast  # noqa: F401 - public here, as in TF
 from mylib.core.tensor_shape import TensorShape, broadcast_shapes
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "negative", "square", "exp",
@@ -286,36 +287,8 @@ def greater_equal(x, y, name=None):
 
 
 # ---------------------------------------------------------------- cast
-def _cast_kernel(x, *, DstT):
-    dt = _dtypes.as_dtype(DstT)
-    if dt.is_integer and jnp.issubdtype(x.dtype, jnp.floating):
-        x = jnp.trunc(x)  # C-style truncation toward zero, as TensorFlow casts
-    return x.astype(dt.np)
-
-
-Cast = OpDef("Cast", kernel=_cast_kernel)
-
-
-@Cast.shape_fn
-def _cast_shape(x, *, DstT):
-    return TensorSpec(x.shape, DstT)
-
-
-@RegisterGradient("Cast")
-def _cast_grad(op, grad):
-    src = op.inputs[0].dtype
-    if not src.is_differentiable or not grad.dtype.is_differentiable:
-        return [None]
-    return [cast(grad, src)]
-
-
-def cast(x, dtype, name=None):
-    """Casts `x` to `dtype`; floats to integers truncate toward zero."""
-    x = convert_to_tensor(x)
-    dt = _dtypes.as_dtype(dtype)
-    if x.dtype == dt:
-        return x
-    return Cast(x, DstT=dt.name, name=name)
+# `Cast` and `cast` are defined in `cast_ops` (imported above), below the constant ops
+# that cast too; `math_ops.cast` stays their public name.
 
 
 # ---------------------------------------------------------------- matmul

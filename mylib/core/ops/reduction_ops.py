@@ -127,6 +127,12 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     return Sum(x, name=name, **attrs)
 
 
+@RegisterGradient("Fill")
+def _fill_grad(op, grad):
+    # Fill (constant_ops, below this module): the filled value gets the sum of `grad`.
+    return [None, reduce_sum(grad)]
+
+
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     """Mean over `axis`. Integer inputs give an integer mean, as TensorFlow's."""
     x = convert_to_tensor(input_tensor)

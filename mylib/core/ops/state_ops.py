@@ -14,7 +14,11 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec
+from mylib.core.graph import _user_frame
+from mylib.core.indexed_slices import IndexedSlices
+from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
+                                    _creation_message)
+from mylib.core.ops import array_ops, constant_ops
 from mylib.core.tensor_shape import TensorShape
 
 
@@ -98,9 +102,6 @@ def _check_assign(handle, value, what, validate_shape=True):
               f"'{handle.op.name}' of shape {shape}"
     if msg is not None:
         # Name the inputs and the user's line, as errors raised by shape rules do.
-        from mylib.core.graph import _user_frame
-        from mylib.core.op_registry import _creation_message
-
         raise errors.InvalidArgumentError(
             _creation_message(what, None, msg, [handle, value], _user_frame()))
 
@@ -217,9 +218,6 @@ def _read_or_init_grad(op, grad):
 @RegisterGradient("ResourceGather")
 def _resource_gather_grad(op, grad):
     # Sparse: only the gathered rows get gradient (IndexedSlices), as TensorFlow.
-    from mylib.core.gradients import IndexedSlices
-    from mylib.core.ops import array_ops, constant_ops
-
     handle, indices = op.inputs
     _, shape = handle_var_spec(handle)
     if shape.is_fully_defined():
