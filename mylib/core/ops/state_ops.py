@@ -19,6 +19,7 @@ from mylib.core.indexed_slices import IndexedSlices
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     _creation_message)
 from mylib.core.ops import array_ops, constant_ops
+from mylib.core.ops.indexing_ops import take_in_range  # ids outside the table: no row
 from mylib.core.tensor_shape import TensorShape
 
 
@@ -148,7 +149,6 @@ def assign_sub_variable_op(handle, value, name=None):
 
 # ---------------------------------------------------------------- sparse access
 def _gather_lower(ctx, op, ref, indices):
-    from mylib.core.ops.indexing_ops import take_in_range  # ids outside the table: no row
 
     return take_in_range(ctx.read_var(op, ref), indices, 0)
 
