@@ -9,7 +9,6 @@ kernel; effects within a step follow data and control edges, then creation order
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
