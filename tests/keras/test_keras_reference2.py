@@ -328,3 +328,65 @@ def test_merge(name):
                                    (dict(axes=1), [A3[:, 0], B3[:, 0]])])
 def test_dot(kw, xs):
     _same_layer(L.Dot(**kw), keras.layers.Dot(**kw), xs)
+
+
+FIT_Y_SEQ = RS.randn(5, T, 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("key", ["loss", pytest.param("mae", marks=pytest.mark.xfail(
+    strict=True, reason=(
+        "Keras 3 (JAX trainer) does not mask compiled metrics in `fit`: the train step's "
+        "stateless_call drops `_keras_mask`, so its `fit` history holds the MAE over every "
+        "step, padding included (0.914 vs mylib's masked 1.015 on one batch), while its "
+        "`evaluate` masks the same metric (equal to mylib's, see the test above). mylib "
+        "masks the metric in both")))])
+def test_masked_sequence_fit_one_epoch(key):
+    """The masked sequence model of the test above: one `fit` epoch skips the padded steps
+    as Keras's (the loss history and the final weights); the metric history: xfail."""
+    y = FIT_Y_SEQ
+    keras.utils.set_random_seed(0)
+    km = keras.Sequential([keras.Input(shape=(T,), dtype="int32"),
+                           keras.layers.Embedding(VOCAB, 4, mask_zero=True),
+                           keras.layers.LSTM(3, return_sequences=True),
+                           keras.layers.Dense(1)])
+    mm = ml.Sequential([L.Input(shape=(T,), dtype="int32"),
+                        L.Embedding(VOCAB, 4, mask_zero=True),
+                        L.LSTM(3, return_sequences=True), L.Dense(1)])
+    _same_weights(mm, km)
+    km.compile(keras.optimizers.SGD(0.1), "mse", metrics=["mae"])
+    mm.compile(mopt.SGD(0.1), "mse", metrics=["mae"])
+    kw = dict(batch_size=2, epochs=1, shuffle=False, verbose=0)
+    kh = km.fit(IDS, y, **kw).history
+    mh = mm.fit(IDS, y, **kw).history
+    assert sorted(mh) == sorted(kh)
+    for a, b in zip(mm.get_weights(), km.get_weights()):
+        _close(a, b, 1e-4, 1e-5)
+    _close(mh[key], kh[key], 1e-4, 1e-5)
+
+
+def test_multi_head_attention_scores_with_mask():
+    q = RS.randn(2, 4, 5).astype(np.float32)
+    am = RS.rand(2, 4, 4) > 0.3
+    ours, theirs = _mha_pair()
+    theirs(q, q)
+    theirs.set_weights(_randomized([(w.path, np.asarray(w)) for w in theirs.weights]))
+    ours(q, q)
+    ours.set_weights(theirs.get_weights())
+    go, gs = ours(q, q, attention_mask=am, return_attention_scores=True)
+    wo, ws = theirs(q, q, attention_mask=am, return_attention_scores=True)
+    _close(go, wo)
+    _close(gs, ws, 1e-5, 1e-6)
+
+
+@pytest.mark.parametrize("ours,theirs", [
+    (lambda: L.UpSampling1D(3), lambda: keras.layers.UpSampling1D(3)),
+    (lambda: L.ZeroPadding1D((1, 2)), lambda: keras.layers.ZeroPadding1D((1, 2))),
+    (lambda: L.Cropping1D((2, 1)), lambda: keras.layers.Cropping1D((2, 1))),
+], ids=["upsampling1d", "zero_padding1d", "cropping1d"])
+def test_1d_reshaping(ours, theirs):
+    _same_layer(ours(), theirs(), X3)
+
+
+def test_time_distributed_dense():
+    _same_layer(L.TimeDistributed(L.Dense(3)),
+                keras.layers.TimeDistributed(keras.layers.Dense(3)), X3)
