@@ -390,3 +390,66 @@ def test_1d_reshaping(ours, theirs):
 def test_time_distributed_dense():
     _same_layer(L.TimeDistributed(L.Dense(3)),
                 keras.layers.TimeDistributed(keras.layers.Dense(3)), X3)
+
+
+def test_fit_class_weight_with_sample_weight():
+    """`class_weight` and `sample_weight` together: mylib multiplies them (TF Keras 2);
+    Keras 3 refuses the pair, so its side gets the product as `sample_weight`."""
+    x = RS.randn(10, 4).astype(np.float32)
+    y = RS.randint(0, 3, 10).astype(np.int32)
+    sw = RS.uniform(0.2, 2.0, 10).astype(np.float32)
+    cw = {0: 0.3, 1: 1.0, 2: 2.0}
+    keras.utils.set_random_seed(0)
+    km = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3, activation="softmax")])
+    mm = ml.Sequential([L.Input(shape=(4,)), L.Dense(3, activation="softmax")])
+    _same_weights(mm, km)
+    km.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+    mm.compile(mopt.SGD(0.1), "sparse_categorical_crossentropy")
+    kw = dict(batch_size=4, epochs=1, shuffle=False, verbose=0)
+    with pytest.raises(ValueError, match="class_weight"):
+        km.fit(x, y, class_weight=cw, sample_weight=sw, **kw)
+    want = km.fit(x, y, sample_weight=sw * np.array([cw[int(c)] for c in y], np.float32),
+                  **kw).history["loss"]
+    got = mm.fit(x, y, class_weight=cw, sample_weight=sw, **kw).history["loss"]
+    _close(got, want, 1e-4, 1e-5)
+    for a, b in zip(mm.get_weights(), km.get_weights()):
+        _close(a, b, 1e-4, 1e-5)
+
+
+def test_mask_through_add_and_time_distributed():
+    """Two Embedding(mask_zero) masks combined by Add (and carried by TimeDistributed)
+    into an LSTM: Keras's outputs."""
+    ids_b = IDS.copy()
+    ids_b[4, 5:] = 0
+
+    def build(lib, Lx):
+        a = (keras.Input(shape=(T,), dtype="int32") if lib is keras
+             else L.Input(shape=(T,), dtype="int32"))
+        b = (keras.Input(shape=(T,), dtype="int32") if lib is keras
+             else L.Input(shape=(T,), dtype="int32"))
+        h = Lx.Add()([Lx.Embedding(VOCAB, 4, mask_zero=True)(a),
+                      Lx.Embedding(VOCAB, 4, mask_zero=True)(b)])
+        h = Lx.TimeDistributed(Lx.Dense(4))(h)
+        return lib.Model([a, b], Lx.Dense(2)(Lx.LSTM(3)(h)))
+
+    keras.utils.set_random_seed(0)
+    km, mm = build(keras, keras.layers), build(ml, L)
+    _same_weights(mm, km)
+    x = [IDS, ids_b]
+    _close(mm.predict(x, verbose=0), km.predict(x, verbose=0), 1e-4, 1e-5)
+
+
+def test_mixed_float16_multi_head_attention_with_mask(reset_policy):
+    q = RS.randn(2, 4, 5).astype(np.float32)
+    am = RS.rand(2, 4, 4) > 0.3
+    ml.mixed_precision.set_global_policy("mixed_float16")
+    keras.mixed_precision.set_dtype_policy("mixed_float16")
+    ours, theirs = _mha_pair()
+    theirs(q, q)
+    theirs.set_weights(_randomized([(w.path, np.asarray(w)) for w in theirs.weights]))
+    ours(q, q)
+    ours.set_weights(theirs.get_weights())
+    want = np.asarray(theirs(q, q, attention_mask=am))
+    got = np.asarray(ours(q, q, attention_mask=am))
+    assert got.dtype == want.dtype
+    _close(got, want, 1e-2, 1e-2)
