@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-import pytest
+from import_graph import cycles
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "mylib")
@@ -83,35 +83,10 @@ def test_no_module_imports_the_package_face():
 
 def test_no_import_cycles_between_rooms():
     edges = _room_edges()
-    index, low, stack, on, cycles = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                cycles.append(sorted(comp))
-
-    for v in list(edges):
-        if v not in index:
-            visit(v)
+    found = cycles(edges)
     detail = [f"{c}: " + ", ".join(f"{a}->{b} {sorted(edges[a][b])[:2]}" for a in c for b in c
-                                    if b in edges.get(a, {})) for c in cycles]
-    assert not cycles, "import cycles between rooms: " + " | ".join(detail)
+                                    if b in edges.get(a, {})) for c in found]
+    assert not found, "import cycles between rooms: " + " | ".join(detail)
 
 
 def test_strategies_reach_the_runtime_only_through_its_interface():

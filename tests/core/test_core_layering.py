@@ -9,6 +9,8 @@ import ast
 import itertools
 import os
 
+from import_graph import cycles  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORE = os.path.join(ROOT, "mylib", "core")
 
@@ -65,37 +67,6 @@ def _edges():
     return edges
 
 
-def _cycles(edges):
-    """The strongly connected components of more than one module (Tarjan)."""
-    index, low, stack, on_stack, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def _shortest_cycle(edges, comp):
     """A shortest import cycle through the first module of `comp`, as a list of modules."""
     start = comp[0]
@@ -126,13 +97,13 @@ def test_edges_are_found():
     edges = _edges()
     assert "mylib.core.graph" in edges["mylib.core.op_registry"]
     assert "mylib.core.ops.constant_ops" in edges["mylib.core.ops.array_ops"]
-    assert _cycles({"a": {"b": []}, "b": {"c": []}, "c": {"a": []}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b": []}, "b": {"c": []}, "c": {"a": []}}) == [["a", "b", "c"]]
 
 
 def test_core_modules_import_no_cycle():
     edges = _edges()
     problems = []
-    for comp in _cycles(edges):
+    for comp in cycles(edges):
         cycle = _shortest_cycle(edges, comp)
         lines = [f"{len(comp)} core modules import each other: {', '.join(comp)}",
                  "  for example:"]

@@ -16,6 +16,8 @@ from mylib import losses as mlosses
 from mylib import metrics as mmetrics
 from mylib import optimizers as mopt
 
+from keras_compare import _close, _randomized, _same_layer  # noqa: E402,F401
+
 RS = np.random.RandomState(1234)
 
 
@@ -23,37 +25,6 @@ def test_keras_is_keras_3_on_jax():
     # `tests/keras` must not shadow the real package, and Keras must run on JAX.
     assert int(keras.__version__.split(".")[0]) >= 3
     assert keras.backend.backend() == "jax"
-
-
-def _close(got, want, rtol=1e-5, atol=1e-5):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
-                               rtol=rtol, atol=atol)
-
-
-def _randomized(weights, seed=0):
-    """Keras's weights with every array redrawn (so zero biases, unit gammas and zero
-    moving means are not what is compared), positive where a variance is."""
-    rs = np.random.RandomState(seed)
-    return [rs.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "var" in name
-            else (rs.randn(*w.shape) * 0.5).astype(w.dtype)
-            for name, w in weights]
-
-
-def _same_layer(ours, theirs, x, rtol=1e-5, atol=1e-5, **call_kw):
-    """Builds both layers on `x` (an array or a list of arrays), gives ours Keras's
-    (redrawn) weights, and compares one call."""
-    theirs(x)
-    ws = [(v.path, np.asarray(v)) for v in theirs.weights]
-    if ws:
-        theirs.set_weights(_randomized(ws))
-    ours(x)
-    ours.set_weights(theirs.get_weights())
-    want = np.asarray(theirs(x, **call_kw))
-    got = ours(x, **call_kw)
-    _close(got, want, rtol, atol)
-    return got, want
 
 
 # ------------------------------------------------------------ layers

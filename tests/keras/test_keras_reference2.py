@@ -15,38 +15,9 @@ import mylib as ml
 from mylib import layers as L
 from mylib import optimizers as mopt
 
+from keras_compare import _close, _randomized, _same_layer, _same_weights  # noqa: E402,F401
+
 RS = np.random.RandomState(4321)
-
-
-def _close(got, want, rtol=1e-5, atol=1e-5):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
-                               rtol=rtol, atol=atol)
-
-
-def _randomized(weights, seed=0):
-    rs = np.random.RandomState(seed)
-    return [rs.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "var" in name
-            else (rs.randn(*w.shape) * 0.5).astype(w.dtype)
-            for name, w in weights]
-
-
-def _same_weights(mm, km, seed=3):
-    km.set_weights(_randomized([(v.path, np.asarray(v)) for v in km.weights], seed=seed))
-    mm.set_weights(km.get_weights())
-
-
-def _same_layer(ours, theirs, x, rtol=1e-5, atol=1e-5, **call_kw):
-    theirs(x)
-    ws = [(v.path, np.asarray(v)) for v in theirs.weights]
-    if ws:
-        theirs.set_weights(_randomized(ws))
-    ours(x)
-    ours.set_weights(theirs.get_weights())
-    want = np.asarray(theirs(x, **call_kw))
-    got = ours(x, **call_kw)
-    _close(got, want, rtol, atol)
 
 
 # ------------------------------------------------------------ masks
