@@ -29,7 +29,7 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import Operation, Tensor, _user_frame, get_default_graph
 from mylib.core.tensor_shape import TensorShape, as_shape
-from mylib.core.x64 import with_x64
+from mylib.core.x64 import x64
 
 _REGISTRY = {}
 _GRADIENTS = {}
@@ -92,7 +92,6 @@ class OpDef:
             return op
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    @with_x64
     def create(self, inputs, attrs, name=None, graph=None, frame=None):
         """Adds an op of this type to the graph and returns the `Operation`."""
         tensors = [convert_to_tensor(x) for x in inputs]
@@ -113,7 +112,8 @@ class OpDef:
                 tensors[i] = capture(t)
         if frame is None:
             frame = _user_frame()
-        specs = self.infer(tensors, attrs, name, frame)
+        with x64():  # shape inference traces kernels: 64-bit types stay 64-bit
+            specs = self.infer(tensors, attrs, name, frame)
         return graph._create_op(self, tensors, attrs, specs, name, frame)
 
     # --- shape inference ---
@@ -375,7 +375,6 @@ def _const_array(value, dtype=None, dtype_hint=None):
     return arr.astype(dt.np), dt
 
 
-@with_x64
 def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     """Converts `value` to a `Tensor`: tensors pass through; objects with
     ``_as_tensor()`` (variables) convert themselves; numpy arrays, JAX arrays, Python
@@ -403,8 +402,9 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
         raise TypeError(f"Cannot use Operation '{value.name}' as a tensor; use op.outputs[i].")
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return _autopack(value, dtype, dtype_hint, name)
-    arr, dt = _const_array(value, dtype, dtype_hint)
-    return _REGISTRY["Const"](value=arr, dtype=dt.name, name=name)
+    with x64():  # only constants need the 64-bit scope (tensors pass through above)
+        arr, dt = _const_array(value, dtype, dtype_hint)
+        return _REGISTRY["Const"](value=arr, dtype=dt.name, name=name)
 
 
 def _contains_tensor(v):
