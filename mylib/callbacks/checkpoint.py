@@ -168,21 +168,51 @@ class BackupAndRestore(Callback):
         self._batches = 0
         if not os.path.exists(self._path):
             return
-        extra = self.model.load_training_state(self._path) or {}
-        try:
-            epoch, step = int(extra["epoch"]), int(extra["step"])
-            name, keys, pos, has_gauss, cached = extra["numpy_rng"]
-            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos),
-                                 int(has_gauss), float(cached)))
-            sess = self.model.session
-            # Random ops (dropout) continue their streams: per-op run counts and the
-            # session's base seed for unseeded ops.
-            sess.variable_store.set_rng_state({"counts": extra.get("rng_counts", {}),
-                                               "seed_base": extra.get("seed_base")})
-        except (KeyError, TypeError, ValueError) as e:
+        state = {}
 
-            raise errors.DataLossError(f"{self._path}: invalid backup state ({e}).") from e
-        self.model._resume_at = (epoch, step)
+        def check(extra):
+            state.update(self._parse_state(extra))
+
+        # The backup's state is checked before the weights are loaded, and the weights
+        # are loaded all or nothing: a bad backup changes nothing.
+        self.model.load_training_state(self._path, validate_extra=check)
+        np.random.set_state(state["numpy_rng"])
+        # Random ops (dropout) continue their streams: per-op run counts and the
+        # session's base seed for unseeded ops.
+        self.model.session.variable_store.set_rng_state(state["rng"])
+        self.model._resume_at = (state["epoch"], state["step"])
+
+    def _parse_state(self, extra):
+        """The checked state in a backup's `extra` dict; DataLossError naming what is
+        wrong."""
+        def bad(what):
+            return errors.DataLossError(f"{self._path}: invalid backup state ({what}); "
+                                        "nothing was restored.")
+
+        def count(key, v):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise bad(f"{key} must be a non-negative int, got {v!r:.100}")
+            return v
+
+        if not isinstance(extra, dict):
+            raise bad(f"expected a dict, got {type(extra).__name__}")
+        try:
+            epoch, step = count("epoch", extra["epoch"]), count("step", extra["step"])
+            name, keys, pos, has_gauss, cached = extra["numpy_rng"]
+            rng = (name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss),
+                   float(cached))
+            np.random.RandomState().set_state(rng)  # checks it on a scratch generator
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise bad(f"{type(e).__name__}: {str(e)[:200]}") from None
+        counts = extra.get("rng_counts", {})
+        if not isinstance(counts, dict) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
+            raise bad(f"rng_counts must map op names to ints, got {str(counts)[:100]}")
+        seed = extra.get("seed_base")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise bad(f"seed_base must be an int or null, got {seed!r:.100}")
+        return {"epoch": epoch, "step": step, "numpy_rng": rng,
+                "rng": {"counts": counts, "seed_base": seed}}
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch

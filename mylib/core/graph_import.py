@@ -2,6 +2,10 @@
 
 Only registered op types are accepted, function libraries are checked before any op is
 created, and importing never runs code (see `mylib.core.graph_io` for the format).
+Nor does running an imported graph reach the host beyond the session's own state: ops
+whose attrs would write a file or call a Python function or object of this process
+(see `OpDef.host_effect`) are refused unless the caller passes
+``allow_host_effects=True``.
 """
 
 from __future__ import annotations
@@ -92,8 +96,8 @@ def _as_graph_def(graph_def):
 
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
-                     op_dict=None, producer_op_list=None, _clear_devices=False,
-                     _return_mapping=False):
+                     op_dict=None, producer_op_list=None, allow_host_effects=False,
+                     _clear_devices=False, _return_mapping=False):
     """Adds the ops of `graph_def` to the default graph, as TensorFlow's.
 
     Ops are created in dependency order (the file's node order does not matter), with
@@ -115,9 +119,20 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         none). Variables keep their identity by handle name: an imported `VarHandleOp`
         whose ``shared_name`` was its own name gets its new name.
       op_dict, producer_op_list: accepted for TensorFlow compatibility; unused.
+      allow_host_effects: accept ops that act on the host when they run, beyond their
+        outputs and the session's variables: `PrintV2` with a file ``output_stream``
+        (only ``"stderr"``, ``"stdout"`` and ``"log://..."`` are allowed without it),
+        `PyFunc` (`numpy_function` / `py_func`: its token would call a function
+        registered in *this* process), `FlaxCall` (a Flax module of this process) and
+        optimizer updates naming a learning-rate schedule of this process. Default
+        False: a graph file cannot make the importing program write files or call its
+        own Python functions. Set it only for graphs you trust. (TensorFlow has no
+        such check.)
     Returns:
       The list of `return_elements` (None if not given).
     Raises:
+      PermissionDeniedError: a node (or a node of a library function) has a host
+        effect and `allow_host_effects` is False; nothing is added.
       NotFoundError: ``Op type not registered 'Foo' in node 'bar'`` (``... of function
         'f'`` inside a library function).
       InvalidArgumentError: a missing input, a cycle, a bad `input_map`, or an attr an
@@ -138,6 +153,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             raise ValueError(f"Requested return_element '{ret}' not found in graph_def.")
     order = _topological(nodes)
     lib_info = _check_library(gd)
+    if not allow_host_effects:
+        _check_host_effects(gd, op_defs, lib_info)
 
     if graph.finalized:
         raise RuntimeError("Graph is finalized and cannot be modified.")
@@ -158,6 +175,23 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     if _return_mapping:
         return result, new_ops
     return result
+
+
+def _check_host_effects(gd, op_defs, lib_info):
+    """PermissionDeniedError for the first node (of the graph or of a library function)
+    whose op type says it acts on the host with its attrs (`OpDef.host_effect`)."""
+    places = [("", gd.node, op_defs)]
+    places += [(f" of function '{f}'", gd.library[f].node, info[0])
+               for f, info in lib_info.items()]
+    for where, nodes, defs in places:
+        for n, od in zip(nodes, defs):
+            effect = od.host_effect(n.attr) if od.host_effect is not None else None
+            if effect:
+                raise errors.PermissionDeniedError(
+                    f"import_graph_def: node '{n.name}' ({n.op}){where} {effect} when it "
+                    "runs: an imported graph may not act on the host. Pass "
+                    "allow_host_effects=True to import it anyway (only for graphs you "
+                    "trust).")
 
 
 def _node_op_defs(nodes):

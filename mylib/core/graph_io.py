@@ -38,6 +38,13 @@ as the graph's are, host ops are refused there, and a library that is not well f
 raises `DataLossError` (reading a file) or `InvalidArgumentError` naming the function
 and node.
 
+Each node's ``debug_info`` is the ``(file, line, function)`` that created the op.
+Files written by `write_graph` and `export_meta_graph` hold portable paths by default
+(``debug_paths="relative"``): a source file under the working directory as a path
+relative to it, any other by its base name only, so a shared graph file does not
+reveal the author's directory layout; ``"absolute"`` keeps the paths as recorded,
+``"none"`` drops the debug info.
+
 Meta graphs (``"format": "mylib.MetaGraphDef"``) add ``meta_info_def``,
 ``collection_def`` (per collection, entries naming tensors, ops or variables, or plain
 values) and ``saver_def``. Loading never runs code (no pickle, no eval): a file that is
@@ -580,7 +587,49 @@ def load_graph_def(path):
     return _graph_def_from_file_tree(_parse(_read(path), path), path)
 
 
-def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+_DEBUG_PATHS = ("relative", "absolute", "none")
+
+
+def _portable_path(path, cwd):
+    a = os.path.abspath(path) if os.path.isabs(path) else None
+    if a is None:
+        return path  # already relative (or a pseudo-file such as "<stdin>")
+    r = os.path.relpath(a, cwd)
+    if r != os.pardir and not r.startswith(os.pardir + os.sep):
+        return r
+    return os.path.basename(a)
+
+
+def with_debug_paths(gd, debug_paths):
+    """`gd` with each node's debug-info file made portable (see the module docstring):
+    ``"relative"``, ``"absolute"`` (`gd` itself) or ``"none"``.
+
+    Raises:
+      ValueError: another `debug_paths`.
+    """
+    if debug_paths not in _DEBUG_PATHS:
+        raise ValueError(f"debug_paths must be one of {list(_DEBUG_PATHS)}. Received: "
+                         f"debug_paths={debug_paths!r}")
+    if debug_paths == "absolute":
+        return gd
+    cwd = os.getcwd()
+
+    def fix(nodes):
+        out = []
+        for n in nodes:
+            d = n.debug_info
+            if d is not None:
+                d = None if debug_paths == "none" else (
+                    (_portable_path(str(d[0]), cwd),) + tuple(d[1:]))
+            out.append(NodeDef(n.name, n.op, n.input, n.device, n.attr, d))
+        return out
+
+    return GraphDef(fix(gd.node), gd.versions,
+                    {k: FunctionDef(f.name, fix(f.node), f.input, f.output, f.capture,
+                                    f.structure) for k, f in gd.library.items()})
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True, debug_paths="relative"):
     """Writes a graph to ``logdir/name`` atomically (temp file, then rename).
 
     Args:
@@ -588,10 +637,14 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
       logdir: directory, created if missing.
       name: file name (``"graph.json"``, ``"graph.pb"``).
       as_text: JSON text if True (default), else the compact binary form.
+      debug_paths: the source paths in each node's debug info: ``"relative"``
+        (default: relative to the working directory, other files by base name),
+        ``"absolute"`` or ``"none"`` (see the module docstring).
     Returns:
       The path written.
     Raises:
       InvalidArgumentError: if an op's attr is not plain data.
+      ValueError: an unknown `debug_paths`.
     """
     gd = graph_or_graph_def
     if isinstance(gd, Graph):
@@ -599,6 +652,7 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
     if not isinstance(gd, GraphDef):
         raise TypeError("write_graph needs a Graph or a GraphDef. Received: "
                         f"graph_or_graph_def={type(graph_or_graph_def).__name__}")
+    gd = with_debug_paths(gd, debug_paths)
     data = gd.to_json() if as_text else gd.SerializeToString()
     return atomic_write(os.path.join(logdir, name), data, makedirs=True)
 

@@ -62,10 +62,15 @@ class OpDef:
       stateful: the op has effects or is non-deterministic; it is never pruned as
         common or constant-folded, and runs once per step.
       host: the op must run on the host, outside XLA.
+      host_effect: optional ``host_effect(attrs) -> str | None``: what an op with these
+        attrs does to the host beyond its outputs and session state (writes a file,
+        calls a Python function or object of this process), in words, or None.
+        `import_graph_def` refuses ops that have one unless the caller allows host
+        effects.
     """
 
     def __init__(self, name, kernel=None, *, lower=None, shape_fn=None, stateful=False,
-                 host=False, register=True):
+                 host=False, host_effect=None, register=True):
         if kernel is None and lower is None:
             raise ValueError(f"OpDef {name!r} needs a kernel or a lower function")
         self.name = name
@@ -74,6 +79,7 @@ class OpDef:
         self._shape_fn = shape_fn
         self.stateful = stateful
         self.host = host
+        self.host_effect = host_effect
         self._cache = {}
         if register:
             if name in _REGISTRY:

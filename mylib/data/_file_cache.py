@@ -12,6 +12,11 @@ exhausted, renames it and then writes the index by an atomic rename: the index i
 commit, so an interrupted pass leaves no index and is never read (TensorFlow refuses
 partial caches the same way). A reader checks the data file's size against the index and
 raises `DataLossError` on a truncated or foreign file instead of yielding part of it.
+The index is untrusted input: its ``data_file`` must be a plain file name of this cache
+(``<name of P>.cache-data-...`` in P's directory); any other name (another directory,
+``..``, an absolute path, a link leading elsewhere) raises `PermissionDeniedError`.
+Temporaries of a pass whose process was killed (``.tmp``, named with the writer's host
+and pid) are removed by the next pass over the same prefix.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import uuid
 import numpy as np
 
 from mylib import errors
-from mylib._fileio import atomic_write
+from mylib._fileio import atomic_write, owner_is_dead, owner_tag
 
 _FORMAT = "mylib.data.cache"
 _VERSION = 1
@@ -34,6 +39,29 @@ _log = logging.getLogger("mylib.data")
 
 def index_path(prefix):
     return prefix + ".cache-index.json"
+
+
+def _data_prefix(prefix):
+    return os.path.basename(prefix) + ".cache-data-"
+
+
+def _confined_data_path(path, prefix, name):
+    """The data file `name` of the index at `path`, if it is a plain file name of this
+    cache in the index's own directory; else PermissionDeniedError."""
+    d = os.path.dirname(path)
+    ok = (isinstance(name, str) and name == os.path.basename(name)
+          and name.startswith(_data_prefix(prefix)) and "\0" not in name)
+    if ok:
+        data = os.path.join(d, name)
+        real_dir = os.path.realpath(d or ".")
+        ok = os.path.dirname(os.path.realpath(data)) == real_dir
+    if not ok:
+        raise errors.PermissionDeniedError(
+            f"The Dataset cache index {path} names the data file {str(name)[:200]!r}, "
+            f"which is not a file of this cache (expected a name "
+            f"'{_data_prefix(prefix)}...' in the index's own directory): refusing to read "
+            "it. Delete the index to rebuild the cache.")
+    return data
 
 
 # ------------------------------------------------------------ structure <-> JSON
@@ -82,6 +110,7 @@ def read_index(prefix):
     Raises:
       DataLossError: the index exists but is not a readable mylib cache index, or its
         data file is missing or has another size than recorded.
+      PermissionDeniedError: the index names a data file outside this cache.
     """
     path = index_path(prefix)
     try:
@@ -101,7 +130,7 @@ def read_index(prefix):
         raise errors.DataLossError(f"{path} has cache format version "
                                    f"{index.get('version')!r}; this mylib reads version "
                                    f"{_VERSION}. Delete the cache files to rebuild them.")
-    data = os.path.join(os.path.dirname(path), index["data_file"])
+    data = _confined_data_path(path, prefix, index.get("data_file"))
     try:
         size = os.path.getsize(data)
     except OSError:
@@ -134,6 +163,27 @@ def read_elements(index, pack, template=None):
 
 
 # ------------------------------------------------------------ writing
+def _remove_stale_temps(prefix):
+    """Removes the ``.tmp`` data files of passes over `prefix` whose process was killed
+    (written on this host by a pid that no longer runs)."""
+    import re
+
+    pat = re.compile(re.escape(_data_prefix(prefix))
+                     + r"(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{12}\.tmp$")
+    d = os.path.dirname(prefix) or "."
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for n in names:
+        m = pat.match(n)
+        if m and owner_is_dead(m.group("host"), m.group("pid")):
+            try:
+                os.remove(os.path.join(d, n))
+            except OSError:
+                pass
+
+
 class Writer:
     """Writes one pass to temporary files; `commit` publishes it, `abort` drops it."""
 
@@ -142,7 +192,8 @@ class Writer:
         d = os.path.dirname(prefix)
         if d:
             os.makedirs(d, exist_ok=True)
-        self.token = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        _remove_stale_temps(prefix)
+        self.token = f"{owner_tag()}-{uuid.uuid4().hex[:12]}"
         self.data_path = f"{prefix}.cache-data-{self.token}"
         self.tmp_path = self.data_path + ".tmp"
         self._f = open(self.tmp_path, "wb")

@@ -160,7 +160,8 @@ class TaskServer:
                 return self.version
             g = Graph()
             with g.as_default():
-                import_graph_def(GraphDef.FromString(graph_def_bytes), name="")
+                import_graph_def(GraphDef.FromString(graph_def_bytes), name="",
+                                 allow_host_effects=True)  # the driver's own graph
             sess = Session(graph=g)
             if self.session is not None:  # the values survive a new graph version
                 sess.variable_store.restore(self.session.variable_store.snapshot())

@@ -75,7 +75,8 @@ def _flax_call_kernel(*arrays, module_id, n_inputs):
     return leaves[0] if len(leaves) == 1 else tuple(leaves)
 
 
-FlaxCall = OpDef("FlaxCall", kernel=_flax_call_kernel)
+FlaxCall = OpDef("FlaxCall", kernel=_flax_call_kernel, host_effect=lambda attrs: (
+    f"calls the Flax module registered in this process as {attrs.get('module_id')!r}"))
 # No shape rule (jax.eval_shape of the kernel) and no gradient (the generic VJP op).
 
 

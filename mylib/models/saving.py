@@ -14,7 +14,11 @@ A model file (``model.mylib``) is one zip archive holding
   slots of each weight (``s0003_1``: slot 1 of weight 3).
 
 Arrays are numpy ``.npy`` records read with ``allow_pickle=False``; nothing in a file
-is ever executed. A class is found only by name: built-in mylib layers and models, or
+is ever executed. A file is untrusted input: only the members above are read, and sizes,
+shapes and dtypes are checked against the model before array data is read, so a load
+allocates at most the model's own variables plus its JSON members (at most 64 MiB each,
+nested at most 100 levels); see `mylib.models._archive`. Loads are all or nothing:
+every check precedes the first assignment. A class is found only by name: built-in mylib layers and models, or
 classes registered with `register_serializable` (or passed as ``custom_objects``).
 Writes are atomic (a temporary file renamed over the target).
 """
@@ -32,6 +36,7 @@ import numpy as np
 from mylib import errors
 from mylib._fileio import atomic_write
 from mylib._version import __version__
+from mylib.models import _archive
 
 FORMAT = "mylib.model"
 WEIGHTS_FORMAT = "mylib.weights"
@@ -443,10 +448,8 @@ def to_json(model, **kwargs):
 
 def model_from_json(json_string, custom_objects=None):
     """A new model (with new weights) from `Model.to_json()`'s text."""
-    try:
-        d = json.loads(json_string)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"model_from_json: not valid JSON ({e})") from e
+    d = _archive.loads_json(json_string.encode() if isinstance(json_string, str)
+                            else json_string, "model_from_json: the text")
     return model_from_dict(d, custom_objects, compile=False)
 
 
@@ -483,15 +486,6 @@ def _npz_bytes(arrays):
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
-
-
-def _read_npz(data, what, path):
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except Exception as e:  # noqa: BLE001 - any decoding problem is a corrupt file
-        raise errors.DataLossError(f"{path}: the {what} arrays are corrupt or not numpy "
-                                   f"data ({type(e).__name__}: {e}).") from e
 
 
 def _pack(arrays, entries):
@@ -582,71 +576,37 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, extra_st
 
 
 def _open_archive(path):
-    """(metadata dict, {member: bytes}) of a mylib model or weights file."""
-    import os
-
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"No such file: '{path}'")
-    try:
-        with zipfile.ZipFile(path) as z:
-            members = {n: z.read(n) for n in z.namelist()}
-    except (zipfile.BadZipFile, EOFError, OSError, zipfile.LargeZipFile) as e:
-        raise errors.DataLossError(f"{path}: not a mylib model/weights file, or the file is "
-                                   f"truncated or corrupted ({e}).") from e
-    try:
-        meta = json.loads(members["metadata.json"])
-    except (KeyError, ValueError) as e:
-        raise errors.DataLossError(f"{path}: no readable metadata.json; not a mylib model "
-                                   "file.") from e
-    if meta.get("format") not in (FORMAT, WEIGHTS_FORMAT):
-        raise errors.DataLossError(f"{path}: unknown format {meta.get('format')!r}.")
-    if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
-        raise errors.DataLossError(
-            f"{path}: format version {meta.get('format_version')!r} is newer than this "
-            f"mylib reads ({FORMAT_VERSION}).")
-    return meta, members
+    """The open `Archive` of a mylib model or weights file (read lazily: see
+    `mylib.models._archive` for what is checked before any data is read)."""
+    return _archive.Archive(path, (FORMAT, WEIGHTS_FORMAT), FORMAT_VERSION)
 
 
-def _arrays_from(members, meta_list, member, what, path):
-    if meta_list is None:
-        return None
-    if member not in members:
-        raise errors.DataLossError(f"{path}: the {what} arrays ({member}) are missing.")
-    raw = _read_npz(members[member], what, path)
-    out = []
-    for m in meta_list:
-        a = raw.get(m["key"])
-        if a is None:
-            raise errors.DataLossError(f"{path}: array '{m['key']}' ({m['name']}) is missing.")
-        a = _decode_array(a, m["dtype"])
-        if list(a.shape) != list(m["shape"]):
-            raise errors.DataLossError(f"{path}: array '{m['name']}' has shape {a.shape}, but "
-                                       f"the metadata says {tuple(m['shape'])}.")
-        out.append(a)
-    return out
-
-
-def _set_model_weights(model, values, wmeta, path):
-    from mylib.runtime import keras_session as backend
-
+def _check_weight_entries(model, ar, wmeta):
+    """Validates the file's weight metadata against `model.weights` (count and shapes)
+    before anything is read; returns the weights."""
+    path = ar.path
+    ar.check_entries(wmeta, "weight")
     ws = model.weights
-    if len(values) != len(ws):
+    if len(wmeta) != len(ws):
         raise ValueError(
-            f"{path} holds {len(values)} weights ({[m['name'] for m in wmeta]}), but model "
-            f'"{model.name}" has {len(ws)} ({[w.name for w in ws]}).')
-    for w, a, m in zip(ws, values, wmeta):
-        if tuple(a.shape) != tuple(w.shape.as_list()):
+            f"{path} holds {len(wmeta)} weights ({[m.get('name') for m in wmeta]}), but "
+            f'model "{model.name}" has {len(ws)} ({[w.name for w in ws]}). Nothing was '
+            "loaded.")
+    for w, m in zip(ws, wmeta):
+        if tuple(m["shape"]) != tuple(w.shape.as_list()):
             raise ValueError(
                 f"{path}: weight shape mismatch for '{w.name}' (saved as '{m['name']}'): "
                 f"the model expects {tuple(w.shape.as_list())}, the file holds "
-                f"{tuple(a.shape)}. Nothing was loaded.")
-    backend.set_values(ws, values, owner=f'Model "{model.name}"')
+                f"{tuple(m['shape'])}. Nothing was loaded.")
+    return ws
 
 
-def _set_optimizer_state(model, values, ometa, path):
-    from mylib.runtime import keras_session as backend
-
+def _optimizer_targets(model, ar, ometa):
+    """The optimizer variables the file's optimizer arrays go to (slots are created
+    where missing), each entry's shape checked against its variable; nothing is
+    assigned."""
+    path = ar.path
+    ar.check_entries(ometa, "optimizer")
     opt = model.optimizer
     opt._ensure_built(model.graph)
     targets = []
@@ -654,21 +614,58 @@ def _set_optimizer_state(model, values, ometa, path):
     for m in ometa:
         k = m["key"]
         if k == "iterations":
-            targets.append(opt._iterations)
+            t = opt._iterations
         elif k == "learning_rate":
             if opt._lr_var is None:
                 raise ValueError(f"{path}: the saved optimizer has a learning-rate variable, "
-                                 "the loaded one uses a schedule.")
-            targets.append(opt._lr_var)
+                                 "the loaded one uses a schedule. Nothing was loaded.")
+            t = opt._lr_var
         else:
-            i, j = (int(x) for x in k[1:].split("_"))
+            parts = k[1:].split("_") if k.startswith("s") else []
+            if len(parts) != 2 or not all(x.isdigit() for x in parts):
+                raise errors.DataLossError(f"{path}: unknown optimizer array '{k}'.")
+            i, j = int(parts[0]), int(parts[1])
+            if i >= len(ws):
+                raise ValueError(f"{path}: optimizer slot '{m['name']}' belongs to weight "
+                                 f"{i}; the model has {len(ws)}. Nothing was loaded.")
             slots = opt._get_slots(ws[i])
             if j >= len(slots):
                 raise ValueError(f"{path}: optimizer slot '{m['name']}' does not exist in "
-                                 f"the loaded optimizer '{opt.name}'.")
-            targets.append(slots[j])
-    backend.ensure_initialized(targets)
-    backend.set_values(targets, values, owner=f"Optimizer '{opt.name}'")
+                                 f"the loaded optimizer '{opt.name}'. Nothing was loaded.")
+            t = slots[j]
+        if tuple(m["shape"]) != tuple(t.shape.as_list()):
+            raise ValueError(f"{path}: optimizer variable '{t.name}' has shape "
+                             f"{tuple(t.shape.as_list())}, the file holds "
+                             f"{tuple(m['shape'])} ('{m['name']}'). Nothing was loaded.")
+        targets.append(t)
+    return targets
+
+
+def _restore(model, ar, with_optimizer, validate_extra=None):
+    """Loads the weights (and with `with_optimizer` the optimizer state) of open
+    archive `ar` into `model`: every check (metadata against the model, `validate_extra`
+    on the file's ``extra``, each array's header, size and checksum) comes before the
+    first assignment, and all variables are then set together. Returns ``extra``."""
+    from mylib.runtime import keras_session as backend
+
+    meta = ar.meta
+    ws = _check_weight_entries(model, ar, meta.get("weights"))
+    ometa = meta.get("optimizer") if with_optimizer else None
+    otargets = _optimizer_targets(model, ar, ometa) if ometa else []
+    extra = meta.get("extra")
+    if validate_extra is not None:
+        validate_extra(extra)
+    values = _arrays_from(ar, meta["weights"], "model.weights.npz", "weight")
+    if ometa:
+        values += _arrays_from(ar, ometa, "optimizer.npz", "optimizer")
+        backend.ensure_initialized(otargets)
+    backend.set_values(list(ws) + otargets, values, owner=f'Model "{model.name}"')
+    return extra
+
+
+def _arrays_from(ar, meta_list, member, what):
+    return [_decode_array(a, m["dtype"])
+            for a, m in zip(ar.read_arrays(member, meta_list, what), meta_list)]
 
 
 def load_model(filepath, custom_objects=None, compile=True):
@@ -676,35 +673,36 @@ def load_model(filepath, custom_objects=None, compile=True):
     (with `compile`) compile arguments and optimizer state, so it predicts identically
     and continues training exactly where the saved model stopped.
 
+    The file is untrusted input: nothing in it runs, only the members needed are read,
+    and every array's shape, dtype and size are checked against the built model before
+    its data is read, so a load allocates at most the model's own variables plus the
+    JSON members (at most 64 MiB each, nested at most 100 levels).
+
     Args:
       filepath: path of the ``.mylib`` file.
       custom_objects: ``{name: class or function}`` for custom classes not registered
         with `register_serializable`.
       compile: compile the model as it was saved (with the optimizer's state).
     Raises:
-      ValueError: an unknown class name (the message says how to register it), or
-        weights whose shapes do not match the architecture.
-      DataLossError: a truncated, corrupted or foreign file.
+      ValueError: an unknown class name (the message says how to register it), a
+        config nested too deeply, or weights whose shapes do not match the
+        architecture.
+      DataLossError: a truncated, corrupted, oversized or foreign file.
     """
-    meta, members = _open_archive(filepath)
-    if meta["format"] != FORMAT or "config.json" not in members:
-        raise ValueError(f"{filepath} holds weights only (from `save_weights`); build the "
-                         "model and call `model.load_weights(path)`.")
-    try:
-        d = json.loads(members["config.json"])
-    except ValueError as e:
-        raise errors.DataLossError(f"{filepath}: config.json is not valid JSON ({e}).") from e
-    weights = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
-                           filepath)
-    opt_values = None
-    if compile and meta.get("optimizer"):
-        opt_values = _arrays_from(members, meta["optimizer"], "optimizer.npz", "optimizer",
-                                  filepath)
-    model = model_from_dict(d, custom_objects, compile=compile)
-    model._ensure_built()
-    _set_model_weights(model, weights, meta["weights"], filepath)
-    if opt_values is not None and model.compiled:
-        _set_optimizer_state(model, opt_values, meta["optimizer"], filepath)
+    with _open_archive(filepath) as ar:
+        if ar.meta["format"] != FORMAT or not ar.has("config.json"):
+            raise ValueError(f"{filepath} holds weights only (from `save_weights`); build "
+                             "the model and call `model.load_weights(path)`.")
+        d = ar.read_json("config.json")
+        if not isinstance(d, dict):
+            raise errors.DataLossError(f"{filepath}: config.json is not a model config.")
+        try:
+            model = model_from_dict(d, custom_objects, compile=compile)
+            model._ensure_built()
+        except RecursionError:
+            raise ValueError(f"{filepath}: config.json is nested too deeply to rebuild "
+                             "the model.") from None
+        _restore(model, ar, compile and bool(ar.meta.get("optimizer")) and model.compiled)
     return model
 
 
@@ -723,16 +721,14 @@ def save_weights(model, filepath, overwrite=True):
 
 
 def load_weights(model, filepath):
-    """Sets `model`'s weights from a `save_weights` (or `save`) file; shapes are checked
-    first and nothing changes on a mismatch."""
+    """Sets `model`'s weights from a `save_weights` (or `save`) file; every shape is
+    checked first (before any array data is read) and nothing changes on a mismatch."""
     if model.inputs is None:
         raise ValueError(f'Model "{model.name}" has not been built yet: build it (call it on '
                          "data or `build(input_shape)`) before `load_weights`.")
-    meta, members = _open_archive(filepath)
-    values = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
-                          filepath)
     model._ensure_built()
-    _set_model_weights(model, values, meta["weights"], filepath)
+    with _open_archive(filepath) as ar:
+        _restore(model, ar, with_optimizer=False)
 
 
 # ---------------------------------------------------------------- full training state
@@ -749,15 +745,14 @@ def save_training_state(model, filepath, extra):
     _write_zip(filepath, members)
 
 
-def load_training_state(model, filepath):
-    """Restores what `save_training_state` wrote; returns its `extra`."""
-    meta, members = _open_archive(filepath)
-    values = _arrays_from(members, meta.get("weights"), "model.weights.npz", "weight",
-                          filepath)
-    ovals = _arrays_from(members, meta.get("optimizer"), "optimizer.npz", "optimizer",
-                         filepath)
+def load_training_state(model, filepath, validate_extra=None):
+    """Restores what `save_training_state` wrote; returns its `extra`.
+
+    All or nothing: the weights and optimizer metadata are checked against the model,
+    `validate_extra(extra)` (if given) is called, and every array is read and checked
+    before any variable changes; on any error (raised as is) the model keeps its
+    weights and optimizer state.
+    """
     model._ensure_built()
-    _set_model_weights(model, values, meta["weights"], filepath)
-    if ovals is not None and model.optimizer is not None:
-        _set_optimizer_state(model, ovals, meta["optimizer"], filepath)
-    return meta.get("extra")
+    with _open_archive(filepath) as ar:
+        return _restore(model, ar, model.optimizer is not None, validate_extra)

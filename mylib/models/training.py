@@ -760,15 +760,21 @@ class Model(GraphNetworkMixin, Layer):
 
         saving.save_training_state(self, filepath, extra)
 
-    def load_training_state(self, filepath):
+    def load_training_state(self, filepath, validate_extra=None):
         """Restores what `save_training_state` wrote and returns its `extra` dict.
+
+        All or nothing: everything (metadata against this model, `validate_extra`
+        called on the `extra` dict, every array's header, size and checksum) is checked
+        before any weight or optimizer variable changes.
 
         Raises:
           DataLossError: the file is truncated, corrupted or of another model.
+          ValueError: weight or optimizer-slot shapes that do not match this model.
+          Whatever `validate_extra` raises.
         """
         from mylib.models import saving
 
-        return saving.load_training_state(self, filepath)
+        return saving.load_training_state(self, filepath, validate_extra)
 
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights (in `weights` order, with names and shapes) to a file."""

@@ -104,13 +104,16 @@ def set_values(variables, values, owner="Model"):
             raise ValueError(f"{owner}: weight shape mismatch for '{v.name}': expected "
                              f"shape {want}, received an array of shape {a.shape}.")
         arrays.append(jnp.asarray(a, dtype=v.dtype.np))
+    by_session = {}  # one assignment per session: all values land together
     for v, a in zip(variables, arrays):
         parts = _shards(v)
         if parts is None:
-            get_session(v.graph).assign_variables({v._key: a})
+            by_session.setdefault(get_session(v.graph), {})[v._key] = a
             continue
         off = 0
         for p in parts:  # a sharded variable: each shard takes its rows
             rows = p.shape.as_list()[0]
-            get_session(p.graph).assign_variables({p._key: a[off:off + rows]})
+            by_session.setdefault(get_session(p.graph), {})[p._key] = a[off:off + rows]
             off += rows
+    for sess, vals in by_session.items():
+        sess.assign_variables(vals)

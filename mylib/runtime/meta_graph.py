@@ -18,7 +18,8 @@ from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import Operation, Tensor, get_default_graph
 from mylib.core.graph_import import _parse_input, import_graph_def
 from mylib.core.graph_io import (FunctionDef, GraphDef, MetaGraphDef, NodeDef, _check_plain,
-                                 _meta_from_file_tree, _parse, _read, _short, _Unencodable)
+                                 _meta_from_file_tree, _parse, _read, _short, _Unencodable,
+                                 with_debug_paths)
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.variables import Variable
 
@@ -47,7 +48,8 @@ def _collection_entry(v, graph):
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
                       collection_list=None, as_text=None, graph=None, clear_devices=False,
                       export_scope=None, clear_extraneous_savers=False,
-                      strip_default_attrs=False, save_debug_info=False):
+                      strip_default_attrs=False, save_debug_info=False,
+                      debug_paths="relative"):
     """Exports the graph, its collections and saver settings as a `MetaGraphDef`.
 
     Args:
@@ -67,10 +69,15 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         accepted for TensorFlow compatibility and ignored (a non-default value warns
         once): the whole graph is exported, with every attr; each node keeps its
         creation line.
+      debug_paths: the source file of each node's creation line: ``"relative"``
+        (default: relative to the working directory; a file outside it by its base
+        name), ``"absolute"`` (as recorded) or ``"none"`` (no debug info). Applies to
+        the file and the returned `MetaGraphDef`.
     Returns:
       The `MetaGraphDef`.
     Raises:
       TypeError: an unknown keyword argument.
+      ValueError: an unknown `debug_paths`.
     """
     for arg, value in (("export_scope", export_scope),
                        ("clear_extraneous_savers", clear_extraneous_savers),
@@ -81,6 +88,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
                          "every attr and each node's creation line.")
     graph = graph or get_default_graph()
     gd = graph_def if graph_def is not None else graph.as_graph_def()
+    gd = with_debug_paths(gd, debug_paths)
     if clear_devices:
         def clear(nodes):
             return [NodeDef(n.name, n.op, n.input, "", n.attr, n.debug_info) for n in nodes]
@@ -141,7 +149,7 @@ def _variable_from_imported(graph, handle_op, initializer_op, snapshot, initial_
 
 
 def import_meta_graph_collections(meta_graph_or_file, clear_devices=False, import_scope=None,
-                                  input_map=None):
+                                  input_map=None, allow_host_effects=False):
     """Imports a meta graph into the default graph and rebuilds its collections.
 
     Args:
@@ -150,6 +158,8 @@ def import_meta_graph_collections(meta_graph_or_file, clear_devices=False, impor
       import_scope: name scope prefixed to imported names (default: none, so names and
         checkpoint keys are unchanged).
       input_map: as in `import_graph_def`.
+      allow_host_effects: as in `import_graph_def` (default False: file writes and
+        Python callables of this process are refused).
     Returns:
       The imported `Variable`s (a list, possibly empty).
     Raises:
@@ -166,6 +176,7 @@ def import_meta_graph_collections(meta_graph_or_file, clear_devices=False, impor
     graph = get_default_graph()
     _, new_ops = import_graph_def(meta.graph_def, input_map=input_map,
                                   name=import_scope or "", _clear_devices=clear_devices,
+                                  allow_host_effects=allow_host_effects,
                                   _return_mapping=True)
 
     def tensor(name):

@@ -32,7 +32,18 @@ over ``P.mylib`` (`os.replace`, atomic on POSIX); then the index file ``checkpoi
 in the directory (TensorFlow's text format: ``model_checkpoint_path: "..."``,
 ``all_model_checkpoint_paths: "..."``) is replaced the same way; only then are
 checkpoints beyond `max_to_keep` deleted. A crash at any point leaves the previous
-checkpoint loadable and the index pointing at a complete file.
+checkpoint loadable and the index pointing at a complete file; the temporary file of a
+save killed with ``kill -9`` is removed by the next save of the same prefix (see
+`mylib._fileio`).
+
+The index file is untrusted input: every path it lists must resolve (links followed)
+to a file inside the index's own directory. `get_checkpoint_state`, `latest_checkpoint`
+and everything built on them (`load_checkpoint`, `list_variables`, a Saver recovering
+its checkpoints) raise `PermissionDeniedError` for an index naming anything else
+(``../victim/precious``, an absolute path elsewhere), so a crafted index cannot make a
+restore read, or ``max_to_keep`` delete, files outside the directory. This differs from
+TensorFlow, which follows such paths. `update_checkpoint_state` writes only paths
+inside the directory (relative ones by default).
 """
 
 from __future__ import annotations
@@ -116,8 +127,9 @@ def _pad(n):
     return (-n) % _ALIGN
 
 
-def write_checkpoint_file(path, arrays):
-    """Writes `{name: numpy array}` to `path` atomically in the format above."""
+def write_checkpoint_file(path, arrays, stale_prefix=None):
+    """Writes `{name: numpy array}` to `path` atomically in the format above.
+    `stale_prefix`: as `atomic_write`'s (leftover temporaries of killed saves)."""
     import msgpack
 
     table = _dtype_table()
@@ -142,7 +154,7 @@ def write_checkpoint_file(path, arrays):
         chunks.append(b)
         if _pad(b.nbytes):
             chunks.append(b"\0" * _pad(b.nbytes))
-    atomic_write(path, chunks)
+    atomic_write(path, chunks, stale_prefix=stale_prefix)
     return path
 
 
@@ -257,6 +269,14 @@ def _data_path(prefix):
             and os.path.isfile(prefix):
         return prefix
     return prefix + DATA_SUFFIX
+
+
+def _is_checkpoint_file(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_MAGIC)) == _MAGIC
+    except OSError:
+        return False
 
 
 def checkpoint_exists(checkpoint_prefix):
@@ -386,22 +406,41 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
 
     def rel(p):
         a = os.path.abspath(p)
-        if save_relative_paths:
-            r = os.path.relpath(a, base)
-            if r != os.pardir and not r.startswith(os.pardir + os.sep):
-                return r
-        return a
+        return os.path.relpath(a, base) if save_relative_paths else a
 
-    state = CheckpointState(rel(model_checkpoint_path), [rel(p) for p in paths],
-                            list(all_model_checkpoint_timestamps or []),
+    if not _inside(save_dir, model_checkpoint_path):
+        raise ValueError(f"update_checkpoint_state: model_checkpoint_path "
+                         f"'{model_checkpoint_path}' is not inside save_dir '{save_dir}'")
+    # A checkpoint index lists only its own directory's files (readers refuse others).
+    stamps = list(all_model_checkpoint_timestamps or [])
+    if len(stamps) == len(paths):
+        kept = [(p, t) for p, t in zip(paths, stamps) if _inside(save_dir, p)]
+        paths, stamps = [p for p, _ in kept], [t for _, t in kept]
+    else:
+        paths = [p for p in paths if _inside(save_dir, p)]
+    state = CheckpointState(rel(model_checkpoint_path), [rel(p) for p in paths], stamps,
                             last_preserved_timestamp)
     path = _index_path(save_dir, latest_filename)
     atomic_write(path, _index_text(state))
 
 
+def _inside(directory, path):
+    """Whether `path` (relative paths to the working directory) resolves, links
+    followed, to an entry inside `directory` (not `directory` itself)."""
+    d = os.path.realpath(directory or ".")
+    p = os.path.realpath(path)
+    return p != d and os.path.commonpath([d, p]) == d
+
+
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     """The `CheckpointState` of `checkpoint_dir`'s index file, with relative paths made
-    relative to `checkpoint_dir`, or None if there is no (readable) index file."""
+    relative to `checkpoint_dir`, or None if there is no (readable) index file.
+
+    Raises:
+      PermissionDeniedError: the index names a path outside `checkpoint_dir` (after
+        resolving ``..`` and links); see the module docstring.
+      ValueError: the index has no ``model_checkpoint_path``.
+    """
     checkpoint_dir = os.fspath(checkpoint_dir)
     path = _index_path(checkpoint_dir, latest_filename)
     try:
@@ -419,7 +458,14 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
                          "model_checkpoint_path")
 
     def absolute(p):
-        return p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+        full = p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+        if not _inside(checkpoint_dir, full):
+            raise errors.PermissionDeniedError(
+                f"The checkpoint index {path} names {p!r}, which is outside its directory "
+                f"{checkpoint_dir!r}: refusing to use it. An index may name only "
+                "checkpoints in its own directory (mylib writes them relative to it); "
+                "delete or rewrite the index.")
+        return full
 
     st.model_checkpoint_path = absolute(st.model_checkpoint_path)
     st.all_model_checkpoint_paths = [absolute(p) for p in st.all_model_checkpoint_paths]
@@ -428,7 +474,11 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """The prefix of the newest checkpoint recorded in `checkpoint_dir`'s index file,
-    or None if there is no index file or the checkpoint it names does not exist."""
+    or None if there is no index file or the checkpoint it names does not exist.
+
+    Raises:
+      PermissionDeniedError: the index names a path outside `checkpoint_dir`.
+    """
     st = get_checkpoint_state(checkpoint_dir, latest_filename)
     if st is None or not st.model_checkpoint_path:
         return None
@@ -620,7 +670,8 @@ class Saver:
         got = []
         for p in checkpoint_paths:
             t = get_checkpoint_mtimes([p])
-            if t:
+            # Only real checkpoints are adopted (and so may be deleted by max_to_keep).
+            if t and _is_checkpoint_file(_data_path(os.fspath(p))):
                 got.append((p, t[0]))
         self.set_last_checkpoints_with_time(got)
 
@@ -695,7 +746,8 @@ class Saver:
         for full, parts in self._sliced().items():
             # The shards of a sharded variable are saved as its whole value.
             arrays[full] = np.concatenate([arrays.pop(n) for _, n in parts], axis=0)
-        write_checkpoint_file(prefix + DATA_SUFFIX, arrays)
+        write_checkpoint_file(prefix + DATA_SUFFIX, arrays,
+                              stale_prefix=os.path.basename(save_path))
         if write_meta_graph:
             self.export_meta_graph(prefix + "." + meta_graph_suffix, sess.graph)
         if write_state:
@@ -879,7 +931,7 @@ def _variable_device(v):
 
 
 def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None,
-                      input_map=None, **kwargs):
+                      input_map=None, allow_host_effects=False, **kwargs):
     """Imports a meta graph into the default graph, rebuilds its collections and returns
     a `Saver` over its variables (TensorFlow's `tf.train.import_meta_graph`).
 
@@ -889,6 +941,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
       import_scope: name scope prefixed to imported names (default: none, so names and
         checkpoint keys are unchanged).
       input_map: as in `import_graph_def`.
+      allow_host_effects: as in `import_graph_def` (default False: a `PrintV2` writing
+        to a file, `py_func` tokens and other Python callables of this process are
+        refused with `PermissionDeniedError`).
     Returns:
       A `Saver` over the imported variables, or None when the graph has none.
     Raises:
@@ -897,8 +952,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     """
     if kwargs:
         raise unrecognized_kwargs("import_meta_graph", kwargs, [
-            "meta_graph_or_file", "clear_devices", "import_scope", "input_map"])
+            "meta_graph_or_file", "clear_devices", "import_scope", "input_map",
+            "allow_host_effects"])
     variables = meta_graph.import_meta_graph_collections(
         meta_graph_or_file, clear_devices=clear_devices, import_scope=import_scope,
-        input_map=input_map)
+        input_map=input_map, allow_host_effects=allow_host_effects)
     return Saver(var_list=variables) if variables else None

@@ -67,7 +67,13 @@ def _py_func_lower(ctx, op, *inputs):
     return tuple(res)
 
 
-PyFunc = OpDef("PyFunc", lower=_py_func_lower, stateful=True, host=True)
+def _py_func_effect(attrs):
+    return ("calls the Python function registered in this process under token "
+            f"{attrs.get('token')!r}")
+
+
+PyFunc = OpDef("PyFunc", lower=_py_func_lower, stateful=True, host=True,
+               host_effect=_py_func_effect)
 
 
 @PyFunc.shape_fn
@@ -142,8 +148,18 @@ def _print_lower(ctx, op, *inputs):
     return ()
 
 
+_CONSOLE_STREAMS = ("stderr", "stdout")
+
+
+def _print_effect(attrs):
+    stream = attrs.get("output_stream")
+    if isinstance(stream, str) and (stream in _CONSOLE_STREAMS or stream.startswith("log://")):
+        return None
+    return f"appends to the file {stream!r} (output_stream)"
+
+
 PrintV2 = OpDef("PrintV2", lower=_print_lower, stateful=True, host=True,
-                shape_fn=lambda *a, **k: [])
+                shape_fn=lambda *a, **k: [], host_effect=_print_effect)
 NotDifferentiable("PrintV2")
 
 
@@ -152,7 +168,8 @@ def print(*inputs, output_stream="stderr", summarize=3, sep=" ", end="\n", name=
 
     Args:
       output_stream: ``"stderr"``, ``"stdout"``, ``"log://<logger name>"`` (logging
-        at INFO), or ``"file://<path>"`` (appended).
+        at INFO), or ``"file://<path>"`` (appended). A graph holding a file stream is a
+        host effect: `import_graph_def` refuses it unless ``allow_host_effects=True``.
       summarize: elements shown at each end of each dimension.
     Returns:
       The `Operation`; run it, or make other ops depend on it with

@@ -272,8 +272,16 @@ def _apply_optax_lower(ctx, op, *inputs):
     return ()
 
 
+def _schedule_effect(attrs):
+    if attrs.get("schedule"):
+        return ("calls the learning-rate schedule registered in this process as "
+                f"{attrs['schedule']!r}")
+    return None
+
+
 ResourceApplyOptax = OpDef("ResourceApplyOptax", lower=_apply_optax_lower, stateful=True,
-                           shape_fn=lambda *specs, **attrs: [])
+                           shape_fn=lambda *specs, **attrs: [],
+                           host_effect=_schedule_effect)
 NotDifferentiable("ResourceApplyOptax")
 
 
