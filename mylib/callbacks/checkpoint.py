@@ -201,8 +201,10 @@ class BackupAndRestore(Callback):
             name, keys, pos, has_gauss, cached = extra["numpy_rng"]
             rng = (name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss),
                    float(cached))
+            if rng[1].shape != (624,):  # MT19937's state
+                raise ValueError(f"numpy_rng keys have shape {rng[1].shape}, not (624,)")
             np.random.RandomState().set_state(rng)  # checks it on a scratch generator
-        except (KeyError, TypeError, ValueError, OverflowError) as e:
+        except (KeyError, TypeError, ValueError, OverflowError, IndexError) as e:
             raise bad(f"{type(e).__name__}: {str(e)[:200]}") from None
         counts = extra.get("rng_counts", {})
         if not isinstance(counts, dict) or not all(
