@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import io
 import re
+import struct
 import zipfile
 import zlib
 
@@ -205,17 +207,46 @@ class Archive:
         if info.file_size > budget:
             raise self._bad(f"{member} declares {info.file_size} bytes, more than its "
                             f"{len(specs)} {what} arrays can take ({budget}).")
-        out = []
+        out = [None] * len(specs)
         try:
-            with self._zip.open(info) as outer, zipfile.ZipFile(outer) as inner:
-                for m, shape, dt, nbytes in specs:
-                    out.append(self._read_npy(inner, m, shape, dt, nbytes, member))
+            with self._open_member(info) as outer, zipfile.ZipFile(outer) as inner:
+                # In file order: the member is read front to back once (a deflated
+                # member cannot seek backwards without decompressing again).
+                order = sorted(range(len(specs)), key=lambda i: self._offset_in(
+                    inner, specs[i][0]["key"] + ".npy"))
+                for i in order:
+                    m, shape, dt, nbytes = specs[i]
+                    out[i] = self._read_npy(inner, m, shape, dt, nbytes, member)
         except errors.DataLossError:
             raise
         except _READ_ERRORS + (ValueError,) as e:
             raise self._bad(f"the {what} arrays ({member}) are corrupt or not numpy data "
                             f"({type(e).__name__}: {e}).") from e
         return out
+
+    @staticmethod
+    def _offset_in(inner, name):
+        try:
+            return inner.getinfo(name).header_offset
+        except KeyError:
+            return float("inf")  # reported as missing when its turn comes
+
+    def _open_member(self, info):
+        """A seekable file object of member `info`: a window onto the file itself for
+        a stored member (as mylib writes them), else zipfile's decompressing reader."""
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size == info.file_size:
+            f = open(self.path, "rb")
+            try:
+                f.seek(info.header_offset)
+                head = f.read(30)
+                if len(head) == 30 and head[:4] == b"PK\x03\x04":
+                    n, e = struct.unpack("<HH", head[26:30])
+                    return _Window(f, info.header_offset + 30 + n + e, info.file_size)
+            except BaseException:
+                f.close()
+                raise
+            f.close()
+        return self._zip.open(info)
 
     def _read_npy(self, inner, m, shape, dt, nbytes, member):
         name = m["key"] + ".npy"
@@ -254,3 +285,40 @@ class Archive:
             if f.read(1):  # reading to the end also checks the member's CRC
                 raise self._bad(f"{where} has bytes after its data.")
         return a.T if fortran else a
+
+
+class _Window(io.RawIOBase):
+    """The bytes ``[start, start + size)`` of the open file `f`, as a seekable file
+    (closes `f` when closed)."""
+
+    def __init__(self, f, start, size):
+        super().__init__()
+        self._f, self._start, self._size, self._pos = f, start, size, 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=0):
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, b):
+        n = max(0, min(len(b), self._size - self._pos))
+        if n == 0:
+            return 0
+        self._f.seek(self._start + self._pos)
+        got = self._f.readinto(memoryview(b)[:n])
+        self._pos += got
+        return got
+
+    def close(self):
+        if not self.closed:
+            self._f.close()
+        super().close()

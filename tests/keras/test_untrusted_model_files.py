@@ -326,3 +326,18 @@ def test_set_weights_and_load_weights_are_all_or_nothing(tmp_path):
         np.testing.assert_array_equal(a, b)
     m.load_weights(good)
     np.testing.assert_array_equal(m.get_weights()[1], np.full(3, 5.0, np.float32))
+
+
+def test_deflated_archives_from_other_tools_still_load(tmp_path):
+    src = ml.Sequential([L.Input(shape=(4,)), L.Dense(5), L.Dense(3)])
+    src.set_weights([RS.randn(*w.shape).astype(np.float32) for w in src.get_weights()])
+    path = tmp_path / "w.mylib"
+    src.save_weights(path)
+    deflated = tmp_path / "deflated.mylib"
+    with zipfile.ZipFile(deflated, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for n, d in _members(path):
+            z.writestr(n, d)
+    m = ml.Sequential([L.Input(shape=(4,)), L.Dense(5), L.Dense(3)])
+    m.load_weights(deflated)
+    for a, b in zip(src.get_weights(), m.get_weights()):
+        np.testing.assert_array_equal(a, b)
