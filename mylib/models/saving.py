@@ -698,6 +698,8 @@ def load_model(filepath, custom_objects=None, compile=True):
             raise errors.DataLossError(f"{filepath}: config.json is not a model config.")
         try:
             model = model_from_dict(d, custom_objects, compile=compile)
+            if model.inputs is not None:  # before its variables take memory
+                _check_weight_entries(model, ar, ar.meta.get("weights"))
             model._ensure_built()
         except RecursionError:
             raise ValueError(f"{filepath}: config.json is nested too deeply to rebuild "

@@ -170,3 +170,14 @@ def test_only_mylib_temporaries_of_dead_writers_are_removed(tmp_path):
     for n, kept in names.items():
         assert (n in left) == kept, n
     assert (tmp_path / "w.json").read_text() == "{}"
+
+
+def test_update_checkpoint_state_writes_only_paths_inside_the_directory(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    with pytest.raises(ValueError, match="is not inside save_dir"):
+        ml.train.update_checkpoint_state(str(d), str(tmp_path / "elsewhere"))
+    ml.train.update_checkpoint_state(str(d), str(d / "m-2"),
+                                     [str(tmp_path / "old" / "m-1"), str(d / "m-2")])
+    text = (d / "checkpoint").read_text()
+    assert text == 'model_checkpoint_path: "m-2"\nall_model_checkpoint_paths: "m-2"\n'

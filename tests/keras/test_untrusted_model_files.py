@@ -121,6 +121,10 @@ def test_crafted_files_load_with_bounded_memory(tmp_path):
     (tmp_path / "huge_meta.mylib").write_bytes(_zip(_huge_weights_npz((20000, 20000))))
     (tmp_path / "huge_lie.mylib").write_bytes(_zip(_huge_weights_npz((4, 3))))
     np.save(tmp_path / "want.npy", want)
+    # A config declaring a 4 x 20,000,000 kernel (320 MB) for the file's (4, 3) weights.
+    (tmp_path / "huge_config.mylib").write_bytes(_zip([
+        (n, d.replace(b'"units": 3', b'"units": 20000000') if n == "config.json" else d)
+        for n, d in _members(good)]))
 
     script = textwrap.dedent(f"""
         import resource, sys
@@ -138,6 +142,10 @@ def test_crafted_files_load_with_bounded_memory(tmp_path):
         np.testing.assert_allclose(loaded.predict(X, verbose=0), np.load(d + "/want.npy"),
                                    rtol=1e-6)
         print("unused", peak() - base)
+        try:
+            ml.models.load_model(d + "/huge_config.mylib")
+        except ValueError as e:
+            print("huge_config", peak() - base, type(e).__name__, str(e).replace(chr(10), " "))
         for name in ("huge_meta", "huge_lie"):
             before = m.get_weights()
             try:
@@ -153,6 +161,9 @@ def test_crafted_files_load_with_bounded_memory(tmp_path):
     lines = {ln.split(" ", 1)[0]: ln.split(" ", 3)[1:] for ln in r.stdout.splitlines()}
     limit = 200 << 20
     assert int(lines["unused"][0]) < limit, lines
+    grow, kind, msg = lines["huge_config"]  # refused before the variables take memory
+    assert int(grow) < limit and kind == "ValueError"
+    assert "the model expects (4, 20000000), the file holds (4, 3)" in msg, msg
     grow, kind, msg = lines["huge_meta"]
     assert int(grow) < limit and kind == "ValueError"
     assert "(saved as 'dense/kernel:0'): the model expects (4, 3), the file holds (20000, 20000)" in msg
