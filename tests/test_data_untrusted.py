@@ -91,3 +91,21 @@ def test_temporary_of_a_killed_caching_pass_is_removed_by_the_next_pass(tmp_path
     left = sorted(os.listdir(tmp_path))
     assert not [f for f in left if f.endswith(".tmp")], left
     assert len([f for f in left if ".cache-" in f]) == 2  # the index and its data
+
+
+def test_a_record_claiming_more_than_the_file_holds_is_refused_before_allocating(tmp_path):
+    ds, prefix, index_path = _cached(tmp_path)
+    index = json.loads(index_path.read_text())
+    data = tmp_path / "cache" / index["data_file"]
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "<f8", "fortran_order": False, "shape": (100000, 100000)})
+    data.write_bytes(buf.getvalue() + bytes(64))  # 80 GB claimed, 64 bytes held
+    index["data_bytes"] = data.stat().st_size
+    index_path.write_text(json.dumps(index))
+    with pytest.raises(ml.errors.DataLossError,
+                       match=r"claims float64 \(100000, 100000\) \(80000000000 bytes\), but "
+                             r"only 64 bytes are left"):
+        list(ds.cache(prefix))

@@ -14,7 +14,8 @@ partial caches the same way). A reader checks the data file's size against the i
 raises `DataLossError` on a truncated or foreign file instead of yielding part of it.
 The index is untrusted input: its ``data_file`` must be a plain file name of this cache
 (``<name of P>.cache-data-...`` in P's directory); any other name (another directory,
-``..``, an absolute path, a link leading elsewhere) raises `PermissionDeniedError`.
+``..``, an absolute path, a link leading elsewhere) raises `PermissionDeniedError`, and
+each record's ``.npy`` header must fit in the bytes left before its array is allocated.
 Temporaries of a pass whose process was killed (``.tmp``, named with the writer's host
 and pid) are removed by the next pass over the same prefix.
 """
@@ -151,15 +152,41 @@ def read_elements(index, pack, template=None):
         template = decode_structure(index["structure"])
     kinds = index["kinds"]
     path = index["_data_path"]
+    size = index["data_bytes"]
     with open(path, "rb") as f:
         for i in range(index["num_elements"]):
             try:
-                leaves = [np.lib.format.read_array(f, allow_pickle=False) for _ in kinds]
+                leaves = [_read_leaf(f, size) for _ in kinds]
             except (ValueError, EOFError, OSError) as e:
                 raise errors.DataLossError(
                     f"The Dataset cache data file {path} is corrupt at element {i}: {e}. "
                     "Delete the cache files to rebuild them.") from None
             yield pack(template, [a[()] if k == "s" else a for a, k in zip(leaves, kinds)])
+
+
+def _read_leaf(f, size):
+    """One ``.npy`` record of the open data file `f` (of `size` bytes); its header's
+    shape and dtype are checked against the bytes left before anything is allocated."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dt = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, fortran, dt = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f"unsupported .npy format version {version}")
+    if dt.hasobject:
+        raise ValueError("an object array (refused: it would need pickle)")
+    nbytes = dt.itemsize
+    for d in shape:
+        nbytes *= d
+    left = size - f.tell()
+    if nbytes > left:
+        raise ValueError(f"a record claims {dt} {tuple(shape)} ({nbytes} bytes), but only "
+                         f"{left} bytes are left")
+    a = np.empty(shape[::-1] if fortran else shape, dt)
+    if nbytes and f.readinto(a.reshape(-1).view(np.uint8)) != nbytes:
+        raise EOFError("the data file ends inside a record")
+    return a.T if fortran else a
 
 
 # ------------------------------------------------------------ writing
