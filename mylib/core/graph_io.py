@@ -48,7 +48,8 @@ reveal the author's directory layout; ``"absolute"`` keeps the paths as recorded
 Meta graphs (``"format": "mylib.MetaGraphDef"``) add ``meta_info_def``,
 ``collection_def`` (per collection, entries naming tensors, ops or variables, or plain
 values) and ``saver_def``. Loading never runs code (no pickle, no eval): a file that is
-not one of these raises `DataLossError` naming the path.
+not one of these, or whose lists/maps nest more than `MAX_DEPTH` (256) levels, raises
+`DataLossError` naming the path.
 """
 
 from __future__ import annotations
@@ -540,12 +541,35 @@ def _parse(data, path):
         f"(starts with {bytes(data[:8])!r})")
 
 
+MAX_DEPTH = 256  # nesting of lists and maps in a graph file
+
+
+def _depth_over(tree, limit):
+    """Whether lists/maps in `tree` nest deeper than `limit` (iterative: a crafted
+    file cannot exhaust the stack here)."""
+    stack = [(tree, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict):
+            x = list(x.values())
+        elif not isinstance(x, (list, tuple)):
+            continue
+        if d > limit:
+            return True
+        stack.extend((c, d + 1) for c in x if isinstance(c, (dict, list, tuple)))
+    return False
+
+
 def _check_file_tree(tree, path, formats):
     if not isinstance(tree, dict) or tree.get("format") not in formats:
         got = tree.get("format") if isinstance(tree, dict) else type(tree).__name__
         raise errors.DataLossError(
             f"{path}: not a mylib graph file: format is {got!r}, expected one of "
             f"{sorted(formats)}")
+    if _depth_over(tree, MAX_DEPTH):
+        raise errors.DataLossError(
+            f"{path}: malformed graph file: lists/maps nest more than {MAX_DEPTH} levels "
+            "deep")
 
 
 def _graph_def_from_file_tree(tree, path):

@@ -181,3 +181,15 @@ def test_exported_graphs_carry_relative_source_paths(tmp_path, monkeypatch):
     assert all(n.debug_info is None for n in none.graph_def.node)
     with pytest.raises(ValueError, match="debug_paths must be one of"):
         ml.train.export_meta_graph(graph=g, debug_paths="hidden")
+
+
+@pytest.mark.parametrize("depth", [300, 700, 5000])
+def test_deeply_nested_graph_file_is_a_clear_error(tmp_path, depth):
+    tree = json.dumps({"format": "mylib.GraphDef", "version": 1, "versions": {},
+                       "library": {}, "node": [{"name": "c", "op": "NoOp", "input": [],
+                                                "device": "", "attr": {"x": "X"}}]})
+    path = tmp_path / "deep.json"
+    path.write_text(tree.replace('"X"', "[" * depth + "1" + "]" * depth))
+    with pytest.raises(errors.DataLossError, match="deep.json: .*(nest more than 256 "
+                                                   "levels|RecursionError)"):
+        ml.load_graph_def(str(path))
