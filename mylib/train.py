@@ -17,3 +17,7 @@ from mylib.runtime.saver import import_meta_graph  # noqa: E402,F401
 from mylib.runtime.coordinator import Coordinator, LooperThread  # noqa: E402,F401
 from mylib.runtime.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
                                      start_queue_runners)
+# TensorFlow 1's optimizers (its own update rules; see mylib.train_v1.optimizer).
+from mylib.train_v1.optimizer import (AdagradOptimizer, AdamOptimizer,  # noqa: E402,F401
+                                      FtrlOptimizer, GradientDescentOptimizer,
+                                      MomentumOptimizer, Optimizer, RMSPropOptimizer)

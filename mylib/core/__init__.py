@@ -23,7 +23,7 @@ from mylib.core.ops.array_ops import *  # noqa: F403
 from mylib.core.ops.indexing_ops import *  # noqa: F403
 from mylib.core.ops.math_ops import *  # noqa: F403
 from mylib.core.ops.reduction_ops import *  # noqa: F403
-from mylib.core.ops import state_ops, training_ops  # noqa: F401 - registers their op types
+from mylib.core.ops import apply_ops, state_ops, training_ops  # noqa: F401 - registers op types
 from mylib.core.variables import (Variable, global_variables, global_variables_initializer,
                                   is_variable_initialized, local_variables,
                                   local_variables_initializer, report_uninitialized_variables,
