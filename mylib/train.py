@@ -21,3 +21,10 @@ from mylib.runtime.queue_runner import (QueueRunner, add_queue_runner,  # noqa: 
 from mylib.train_v1.optimizer import (AdagradOptimizer, AdamOptimizer,  # noqa: E402,F401
                                       FtrlOptimizer, GradientDescentOptimizer,
                                       MomentumOptimizer, Optimizer, RMSPropOptimizer)
+# TF1 learning-rate schedules on the global step, and moving averages.
+from mylib.train_v1.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
+                                                cosine_decay_restarts, exponential_decay,
+                                                inverse_time_decay, linear_cosine_decay,
+                                                natural_exp_decay, piecewise_constant,
+                                                polynomial_decay)
+from mylib.train_v1.moving_averages import ExponentialMovingAverage  # noqa: E402,F401
