@@ -28,3 +28,13 @@ from mylib.train_v1.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
                                                 natural_exp_decay, piecewise_constant,
                                                 polynomial_decay)
 from mylib.train_v1.moving_averages import ExponentialMovingAverage  # noqa: E402,F401
+# Monitored sessions and their hooks.
+from mylib.train_v1.session_run_hook import (SessionRunArgs, SessionRunContext,  # noqa: E402,F401
+                                             SessionRunHook, SessionRunValues)
+from mylib.train_v1.basic_session_run_hooks import (  # noqa: E402,F401
+    CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
+    GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError, NanTensorHook,
+    SecondOrStepTimer, StepCounterHook, StopAtStepHook, SummarySaverHook)
+from mylib.train_v1.monitored_session import (  # noqa: E402,F401
+    ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
+    SingularMonitoredSession, WorkerSessionCreator)
