@@ -368,7 +368,7 @@ class LoggingTensorHook(SessionRunHook):
         if self._formatter:
             logging.info(self._formatter(values))
             return
-        stats = [f"{tag} = {np.array2string(np.asarray(values[tag]))}"
+        stats = [f"{tag} = {values[tag]}"
                  for tag in self._tag_order]
         secs, _ = self._timer.update_last_triggered_step(self._iter_count) if \
             self._timer is not None else (None, None)

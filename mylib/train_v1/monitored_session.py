@@ -112,7 +112,7 @@ class Scaffold:
             if savers:
                 self._saver = savers[0]
             else:
-                self._saver = saver_lib.Saver(max_to_keep=5)
+                self._saver = saver_lib.Saver(max_to_keep=5, allow_empty=True)
                 get_default_graph().add_to_collection(GraphKeys.SAVERS, self._saver)
         get_default_graph().finalize()
         return self
