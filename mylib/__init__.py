@@ -26,3 +26,25 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+
+# Around a TensorFlow 1 program: tf.app, tf.flags, tf.gfile / tf.io.gfile, tf.logging,
+# tf.compat (as_str, ..., compat.v1), tf.contrib.
+from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
+from mylib import tf_logging as logging  # noqa: F401,E402
+
+# TensorBoard's protos as TensorFlow 1 exposes them (``tf.Summary(value=[...])``),
+# imported when first read.
+_PROTOS = {"Summary": "summary_pb2", "SummaryMetadata": "summary_pb2", "Event": "event_pb2",
+           "SessionLog": "event_pb2", "HistogramProto": "summary_pb2"}
+
+
+def __getattr__(name):
+    if name in _PROTOS:
+        import importlib
+
+        return getattr(importlib.import_module(f"tensorboardX.proto.{_PROTOS[name]}"), name)
+    raise AttributeError(f"module 'mylib' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PROTOS))
