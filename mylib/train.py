@@ -38,3 +38,7 @@ from mylib.train_v1.basic_session_run_hooks import (  # noqa: E402,F401
 from mylib.train_v1.monitored_session import (  # noqa: E402,F401
     ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
     SingularMonitoredSession, WorkerSessionCreator)
+# Synchronous replicas and parameter-server placement (over ParameterServerStrategy).
+from mylib.train_v1.sync_replicas import (SyncReplicasOptimizer,  # noqa: E402,F401
+                                          replica_device_setter)
+from mylib.distribute.cluster_resolver import ClusterSpec  # noqa: E402,F401
