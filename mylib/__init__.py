@@ -30,7 +30,13 @@ from mylib._version import __version__  # noqa: F401
 # Around a TensorFlow 1 program: tf.app, tf.flags, tf.gfile / tf.io.gfile, tf.logging,
 # tf.compat (as_str, ..., compat.v1), tf.contrib.
 from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
-from mylib import tf_logging as logging  # noqa: F401,E402
+from mylib import logging  # noqa: F401,E402
+import sys as _sys  # noqa: E402
+
+from mylib.compat import v1 as _compat_v1  # noqa: E402
+
+# `ml.compat.v1.X` is `ml.X` for every name, read when asked (names added later too).
+_compat_v1._bind_namespace(_sys.modules[__name__])
 
 # TensorBoard's protos as TensorFlow 1 exposes them (``tf.Summary(value=[...])``),
 # imported when first read.

@@ -16,6 +16,7 @@ from __future__ import annotations
 from mylib.core.gradients import gradients
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
+from mylib.core.ops import constant_ops
 from mylib.core.variables import Variable
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
@@ -222,8 +223,6 @@ class GradientTape:
             for i, gr in zip(idx, grads):
                 out[i] = gr
         if unconnected_gradients == UnconnectedGradients.ZERO:
-            from mylib.core.ops import constant_ops
-
             with self._graph.as_default():
                 for i, s in enumerate(flat_sources):
                     if out[i] is None:

@@ -66,17 +66,26 @@ _OWN = {"data", "disable_eager_execution", "disable_v2_behavior", "enable_v2_beh
         "executing_eagerly_outside_functions", "enable_eager_execution"}
 
 
-def __getattr__(name):
-    import mylib
+# The `mylib` package binds itself here when it has finished importing
+# (`_bind_namespace`), so this module never imports the package face.
+_namespace = None
 
+
+def _bind_namespace(module):
+    global _namespace
+    _namespace = module
+
+
+def __getattr__(name):
+    if _namespace is None:
+        raise AttributeError(f"module 'mylib.compat.v1' has no attribute {name!r} (mylib is "
+                             "still importing)")
     try:
-        return getattr(mylib, name)
+        return getattr(_namespace, name)
     except AttributeError as e:
         raise AttributeError(f"module 'mylib.compat.v1' has no attribute {name!r}: {e}") \
             from None
 
 
 def __dir__():
-    import mylib
-
-    return sorted(set(dir(mylib)) | _OWN)
+    return sorted(set(dir(_namespace) if _namespace is not None else ()) | _OWN)

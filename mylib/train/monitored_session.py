@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 from mylib import errors
-from mylib import tf_logging as logging
+from mylib import logging
 from mylib.core.graph import GraphKeys, get_default_graph
 from mylib.core.ops import array_ops
 from mylib.core.variables import (global_variables_initializer, local_variables_initializer,
@@ -29,8 +29,8 @@ from mylib.runtime import saver as saver_lib
 from mylib.runtime.coordinator import Coordinator
 from mylib.runtime.session import Session
 from mylib.summary.summary_ops import merge_all
-from mylib.train_v1 import basic_session_run_hooks as hooks_lib
-from mylib.train_v1.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
+from mylib.train import basic_session_run_hooks as hooks_lib
+from mylib.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
 
 __all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator",
            "MonitoredSession", "SingularMonitoredSession", "MonitoredTrainingSession",

@@ -10,12 +10,12 @@ import time
 
 import numpy as np
 
-from mylib import tf_logging as logging
+from mylib import logging
 from mylib.core.graph import GraphKeys, get_default_graph
 from mylib.core.graph_io import write_graph
 from mylib.runtime import saver as saver_lib
 from mylib.summary.writer import FileWriterCache
-from mylib.train_v1.session_run_hook import SessionRunArgs, SessionRunHook
+from mylib.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "CheckpointSaverListener",
            "CheckpointSaverHook", "SummarySaverHook", "LoggingTensorHook", "NanTensorHook",

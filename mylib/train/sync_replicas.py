@@ -16,8 +16,8 @@ import warnings
 from mylib.core.graph import get_default_graph
 from mylib.devices.device_spec import DeviceSpec
 from mylib.runtime.policy import get_policy
-from mylib.train_v1.optimizer import Optimizer
-from mylib.train_v1.session_run_hook import SessionRunHook
+from mylib.train.optimizer import Optimizer
+from mylib.train.session_run_hook import SessionRunHook
 
 __all__ = ["SyncReplicasOptimizer", "replica_device_setter"]
 

@@ -1,5 +1,11 @@
 """`ml.train`: TensorFlow 1's ``tf.train`` names.
 
+Training (each in its module here): TensorFlow 1's optimizers with its own update rules
+(`optimizer`), learning-rate schedules on the global step (`learning_rate_decay`),
+`ExponentialMovingAverage` (`moving_averages`), monitored sessions and their hooks
+(`monitored_session`, `basic_session_run_hooks`, `session_run_hook`), and
+`SyncReplicasOptimizer` / `replica_device_setter` (`sync_replicas`).
+
 Checkpoints (`Saver`, `latest_checkpoint`, `get_checkpoint_state`, ...) and the global
 step come from `mylib.runtime.saver`; see its docstring for the file format.
 """
@@ -17,28 +23,28 @@ from mylib.runtime.saver import import_meta_graph  # noqa: E402,F401
 from mylib.runtime.coordinator import Coordinator, LooperThread  # noqa: E402,F401
 from mylib.runtime.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
                                      start_queue_runners)
-# TensorFlow 1's optimizers (its own update rules; see mylib.train_v1.optimizer).
-from mylib.train_v1.optimizer import (AdagradOptimizer, AdamOptimizer,  # noqa: E402,F401
+# TensorFlow 1's optimizers (its own update rules; see mylib.train.optimizer).
+from mylib.train.optimizer import (AdagradOptimizer, AdamOptimizer,  # noqa: E402,F401
                                       FtrlOptimizer, GradientDescentOptimizer,
                                       MomentumOptimizer, Optimizer, RMSPropOptimizer)
 # TF1 learning-rate schedules on the global step, and moving averages.
-from mylib.train_v1.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
+from mylib.train.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
                                                 cosine_decay_restarts, exponential_decay,
                                                 inverse_time_decay, linear_cosine_decay,
                                                 natural_exp_decay, piecewise_constant,
                                                 polynomial_decay)
-from mylib.train_v1.moving_averages import ExponentialMovingAverage  # noqa: E402,F401
+from mylib.train.moving_averages import ExponentialMovingAverage  # noqa: E402,F401
 # Monitored sessions and their hooks.
-from mylib.train_v1.session_run_hook import (SessionRunArgs, SessionRunContext,  # noqa: E402,F401
+from mylib.train.session_run_hook import (SessionRunArgs, SessionRunContext,  # noqa: E402,F401
                                              SessionRunHook, SessionRunValues)
-from mylib.train_v1.basic_session_run_hooks import (  # noqa: E402,F401
+from mylib.train.basic_session_run_hooks import (  # noqa: E402,F401
     CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
     GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError, NanTensorHook,
     SecondOrStepTimer, StepCounterHook, StopAtStepHook, SummarySaverHook)
-from mylib.train_v1.monitored_session import (  # noqa: E402,F401
+from mylib.train.monitored_session import (  # noqa: E402,F401
     ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
     SingularMonitoredSession, WorkerSessionCreator)
 # Synchronous replicas and parameter-server placement (over ParameterServerStrategy).
-from mylib.train_v1.sync_replicas import (SyncReplicasOptimizer,  # noqa: E402,F401
+from mylib.train.sync_replicas import (SyncReplicasOptimizer,  # noqa: E402,F401
                                           replica_device_setter)
 from mylib.distribute.cluster_resolver import ClusterSpec  # noqa: E402,F401
