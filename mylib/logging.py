@@ -56,18 +56,22 @@ def get_verbosity():
 
 
 def log(level, msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().log(level, msg, *args, **kwargs)
 
 
 def debug(msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().debug(msg, *args, **kwargs)
 
 
 def info(msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().info(msg, *args, **kwargs)
 
 
 def warning(msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().warning(msg, *args, **kwargs)
 
 
@@ -75,14 +79,17 @@ warn = warning
 
 
 def error(msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().error(msg, *args, **kwargs)
 
 
 def fatal(msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().fatal(msg, *args, **kwargs)
 
 
 def vlog(level, msg, *args, **kwargs):
+    kwargs.setdefault("stacklevel", 2)
     get_logger().log(level, msg, *args, **kwargs)
 
 
@@ -100,19 +107,19 @@ def log_every_n(level, msg, n, *args):
     """Logs on the 1st, (n+1)th, (2n+1)th ... call from the same line."""
     f = _sys._getframe(1)
     if _count((f.f_code.co_filename, f.f_lineno, "every")) % n == 0:
-        log(level, msg, *args)
+        log(level, msg, *args, stacklevel=3)
 
 
 def log_first_n(level, msg, n, *args):
     """Logs only the first `n` calls from the same line."""
     f = _sys._getframe(1)
     if _count((f.f_code.co_filename, f.f_lineno, "first")) < n:
-        log(level, msg, *args)
+        log(level, msg, *args, stacklevel=3)
 
 
 def log_if(level, msg, condition, *args):
     if condition:
-        log(level, msg, *args)
+        log(level, msg, *args, stacklevel=3)
 
 
 def flush():
@@ -121,4 +128,4 @@ def flush():
 
 
 def TaskLevelStatusMessage(msg):  # noqa: N802 - TensorFlow's name
-    error(msg)
+    error(msg, stacklevel=3)
