@@ -31,6 +31,7 @@ from mylib._version import __version__  # noqa: F401
 # tf.compat (as_str, ..., compat.v1), tf.contrib.
 from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
 from mylib import logging  # noqa: F401,E402
+from mylib._tf1_aliases import *  # noqa: F401,F403,E402 - TF1's deprecated spellings
 import sys as _sys  # noqa: E402
 
 from mylib.compat import v1 as _compat_v1  # noqa: E402
