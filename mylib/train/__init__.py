@@ -24,9 +24,10 @@ from mylib.runtime.coordinator import Coordinator, LooperThread  # noqa: E402,F4
 from mylib.runtime.queue_runner import (QueueRunner, add_queue_runner,  # noqa: E402,F401
                                      start_queue_runners)
 # TensorFlow 1's optimizers (its own update rules; see mylib.train.optimizer).
-from mylib.train.optimizer import (AdagradOptimizer, AdamOptimizer,  # noqa: E402,F401
-                                      FtrlOptimizer, GradientDescentOptimizer,
-                                      MomentumOptimizer, Optimizer, RMSPropOptimizer)
+from mylib.train.optimizer import (AdadeltaOptimizer, AdagradOptimizer,  # noqa: E402,F401
+                                   AdamOptimizer, FtrlOptimizer, GradientDescentOptimizer,
+                                   MomentumOptimizer, Optimizer, ProximalAdagradOptimizer,
+                                   ProximalGradientDescentOptimizer, RMSPropOptimizer)
 # TF1 learning-rate schedules on the global step, and moving averages.
 from mylib.train.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
                                                 cosine_decay_restarts, exponential_decay,
@@ -48,3 +49,35 @@ from mylib.train.monitored_session import (  # noqa: E402,F401
 from mylib.train.sync_replicas import (SyncReplicasOptimizer,  # noqa: E402,F401
                                           replica_device_setter)
 from mylib.distribute.cluster_resolver import ClusterSpec  # noqa: E402,F401
+from mylib.train.checkpoint_reader import NewCheckpointReader  # noqa: E402,F401
+
+# TensorFlow 1 names deliberately not provided here, and what to use instead.
+_MISSING = {
+    "Supervisor": "tf.train.MonitoredTrainingSession (hooks for checkpoints and summaries)",
+    "Server": "ml.distribute.ParameterServerStrategy (its tasks run on Ray; no gRPC server "
+              "per process)",
+    "batch": "ml.data.Dataset(...).batch(n) and feed the batches through placeholders",
+    "shuffle_batch": "ml.data.Dataset(...).shuffle(buffer).batch(n)",
+    "batch_join": "ml.data.Dataset",
+    "shuffle_batch_join": "ml.data.Dataset",
+    "string_input_producer": "ml.data.Dataset.from_tensor_slices(filenames) or a FIFOQueue "
+                             "with a QueueRunner",
+    "slice_input_producer": "ml.data.Dataset.from_tensor_slices(tensors)",
+    "input_producer": "ml.data.Dataset.from_tensor_slices",
+    "range_input_producer": "ml.data.Dataset.from_tensor_slices(np.arange(n))",
+    "limit_epochs": "ml.data.Dataset(...).repeat(num_epochs)",
+    "Example": "numpy arrays fed through placeholders (TFRecord files are not read)",
+    "Features": "numpy arrays fed through placeholders (TFRecord files are not read)",
+    "Feature": "numpy arrays fed through placeholders (TFRecord files are not read)",
+    "ProfilerHook": "RunOptions(trace_level=FULL_TRACE) with RunMetadata and "
+                    "ml.timeline.Timeline",
+    "init_from_checkpoint": "a tf.train.Saver(var_list={name_in_checkpoint: variable})"
+                            ".restore(sess, path)",
+    "AdagradDAOptimizer": "tf.train.AdagradOptimizer or ProximalAdagradOptimizer",
+}
+
+
+def __getattr__(name):
+    if name in _MISSING:
+        raise AttributeError(f"mylib.train has no {name!r}: use {_MISSING[name]} instead")
+    raise AttributeError(f"module 'mylib.train' has no attribute {name!r}")

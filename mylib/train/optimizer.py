@@ -31,7 +31,8 @@ from mylib.core.variables import Variable
 from mylib.runtime.policy import get_policy
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "AdagradOptimizer", "RMSPropOptimizer", "FtrlOptimizer"]
+           "AdagradOptimizer", "RMSPropOptimizer", "FtrlOptimizer", "AdadeltaOptimizer",
+           "ProximalGradientDescentOptimizer", "ProximalAdagradOptimizer"]
 
 
 def _var_op_name(var):
@@ -507,3 +508,64 @@ class FtrlOptimizer(Optimizer):
             l2 = l2 + self._scalar(self._beta, var) / (2.0 * lr)
         return [lr, self._scalar(self._l1, var), l2, self._scalar(self._l2_shrinkage, var),
                 self._scalar(self._lr_power, var)]
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (Zeiler, 2012) as TensorFlow 1: ``accum = rho accum + (1 - rho) g^2``;
+    ``update = sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * g``;
+    ``accum_update = rho accum_update + (1 - rho) update^2``; ``var -= lr * update``.
+    Slots ``"accum"`` and ``"accum_update"`` (zeros). Note TensorFlow 1's default rate
+    0.001 (the paper's method has none: pass 1.0 for it)."""
+
+    _rule = "Adadelta"
+    _slot_specs = (("accum", "zeros"), ("accum_update", "zeros"))
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-8, use_locking=False,
+                 name="Adadelta"):
+        super().__init__(use_locking, name)
+        self._learning_rate, self._rho, self._epsilon = learning_rate, rho, epsilon
+
+    def _hyper(self, var):
+        return [self._scalar(self._learning_rate, var), self._scalar(self._rho, var),
+                self._scalar(self._epsilon, var)]
+
+
+class ProximalGradientDescentOptimizer(Optimizer):
+    """Gradient descent followed by the L1/L2 proximal map (FOBOS, Duchi & Singer 2009):
+    ``v = var - lr g``; ``var = sign(v) / (1 + lr l2) * max(|v| - lr l1, 0)``."""
+
+    _rule = "ProximalGradientDescent"
+
+    def __init__(self, learning_rate, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, use_locking=False,
+                 name="ProximalGradientDescent"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _hyper(self, var):
+        return [self._scalar(self._learning_rate, var), self._scalar(self._l1, var),
+                self._scalar(self._l2, var)]
+
+
+class ProximalAdagradOptimizer(Optimizer):
+    """Adagrad followed by the L1/L2 proximal map: ``accum += g^2``; ``lr_t = lr /
+    sqrt(accum)``; ``v = var - lr_t g``; ``var = sign(v) / (1 + lr_t l2) * max(|v| -
+    lr_t l1, 0)``. Slot ``"accumulator"`` (starting at `initial_accumulator_value`)."""
+
+    _rule = "ProximalAdagrad"
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="ProximalAdagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError("initial_accumulator_value must be positive: "
+                             f"{initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+        self._slot_specs = (("accumulator", float(initial_accumulator_value)),)
+
+    def _hyper(self, var):
+        return [self._scalar(self._learning_rate, var), self._scalar(self._l1, var),
+                self._scalar(self._l2, var)]

@@ -50,3 +50,23 @@ def test_argmax_dimension_and_aliases():
     np.testing.assert_array_equal(vals[8], -A)
     with pytest.raises(TypeError, match="must be a Variable"):
         tf.assign(tf.constant(1.0), 2.0)
+
+
+def test_checkpoint_reader_and_missing_train_names(tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="v")
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            path = tf.train.Saver().save(s, str(tmp_path / "m"))
+    reader = tf.train.NewCheckpointReader(path)
+    np.testing.assert_array_equal(reader.get_tensor("v"), np.arange(6).reshape(2, 3))
+    assert reader.get_variable_to_shape_map() == {"v": [2, 3]}
+    assert reader.has_tensor("v") and not reader.has_tensor("w")
+    with pytest.raises(tf.errors.NotFoundError, match="w"):
+        reader.get_tensor("w")
+    with pytest.raises(AttributeError, match="MonitoredTrainingSession"):
+        tf.train.Supervisor
+    with pytest.raises(AttributeError, match="Dataset"):
+        tf.train.shuffle_batch
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        tf.train.nothing_here

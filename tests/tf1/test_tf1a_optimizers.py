@@ -117,6 +117,30 @@ def _ftrl(lr, lr_power=-0.5, l1=0.0, l2=0.0, shrink=0.0):
     return rule
 
 
+def _adadelta(lr, rho=0.95, eps=1e-8):
+    def rule(w, s, g, t):
+        a, au = s
+        a = a * rho + g * g * (1 - rho)
+        upd = np.sqrt(au + eps) / np.sqrt(a + eps) * g
+        au = au * rho + upd * upd * (1 - rho)
+        return w - upd * lr, [a, au]
+    return rule
+
+
+def _proximal(lr, l1, l2, adagrad=False):
+    def rule(w, s, g, t):
+        if adagrad:
+            (a,) = s
+            a = a + g * g
+            lr_t = lr / np.sqrt(a)
+            s = [a]
+        else:
+            lr_t = lr
+        v = w - lr_t * g
+        return np.sign(v) / (1 + lr_t * l2) * np.maximum(np.abs(v) - lr_t * l1, 0), s
+    return rule
+
+
 CASES = [
     ("sgd", lambda: tf.train.GradientDescentOptimizer(0.05), _sgd(0.05), []),
     ("momentum", lambda: tf.train.MomentumOptimizer(0.05, 0.9), _momentum(0.05, 0.9), [0.0]),
@@ -138,6 +162,14 @@ CASES = [
         0.5, learning_rate_power=-0.7, l1_regularization_strength=0.05,
         l2_regularization_strength=0.1, l2_shrinkage_regularization_strength=0.02),
      _ftrl(0.5, -0.7, 0.05, 0.1, 0.02), [0.1, 0.0]),
+    ("adadelta", lambda: tf.train.AdadeltaOptimizer(1.0, rho=0.9, epsilon=1e-3),
+     _adadelta(1.0, 0.9, 1e-3), [0.0, 0.0]),
+    ("proximal_gd", lambda: tf.train.ProximalGradientDescentOptimizer(
+        0.05, l1_regularization_strength=0.3, l2_regularization_strength=0.2),
+     _proximal(0.05, 0.3, 0.2), []),
+    ("proximal_adagrad", lambda: tf.train.ProximalAdagradOptimizer(
+        0.3, l1_regularization_strength=0.1, l2_regularization_strength=0.05),
+     _proximal(0.3, 0.1, 0.05, adagrad=True), [0.1]),
 ]
 
 

@@ -18,6 +18,12 @@ TensorFlow 1's numbers:
   sqrt(ms + epsilon)``; ``var -= mom`` (centered: ``mg += (g - mg)(1 - rho)`` and the
   denominator ``sqrt(ms - mg^2 + epsilon)``)
 - Ftrl (McMahan et al., 2013; with TensorFlow's ``l2_shrinkage``): see `_ftrl`.
+- Adadelta (Zeiler, 2012): ``accum = rho accum + (1 - rho) g^2``; ``update =
+  sqrt(accum_update + eps) / sqrt(accum + eps) g``; ``accum_update = rho accum_update +
+  (1 - rho) update^2``; ``var -= lr * update``
+- ProximalGradientDescent / ProximalAdagrad (Duchi & Singer, FOBOS, 2009): the gradient
+  (or Adagrad) step, then the L1/L2 proximal map ``sign(v) / (1 + lr_t l2) *
+  max(|v| - lr_t l1, 0)``.
 
 Inputs, for every op: the variable's handle, its slot handles, the hyperparameters
 (scalars, cast to the variable's dtype) in the order of the rule's arguments, then the
@@ -82,6 +88,29 @@ def _centered_rmsprop(var, slots, lr, rho, momentum, epsilon, g, **_):
     ms = ms + (g * g - ms) * (1 - rho)
     mom = mom * momentum + lr * g * jax.lax.rsqrt(ms - mg * mg + epsilon)
     return var - mom, [mg, ms, mom]
+
+
+def _adadelta(var, slots, lr, rho, epsilon, g, **_):
+    accum, accum_update = slots
+    accum = accum * rho + g * g * (1 - rho)
+    update = jnp.sqrt(accum_update + epsilon) * jax.lax.rsqrt(accum + epsilon) * g
+    accum_update = accum_update * rho + update * update * (1 - rho)
+    return var - update * lr, [accum, accum_update]
+
+
+def _proximal(prox_v, lr_t, l1, l2):
+    return jnp.sign(prox_v) / (1 + lr_t * l2) * jnp.maximum(jnp.abs(prox_v) - lr_t * l1, 0)
+
+
+def _proximal_gradient_descent(var, slots, lr, l1, l2, g, **_):
+    return _proximal(var - lr * g, lr, l1, l2), []
+
+
+def _proximal_adagrad(var, slots, lr, l1, l2, g, **_):
+    (accum,) = slots
+    accum = accum + g * g
+    lr_t = lr * jax.lax.rsqrt(accum)
+    return _proximal(var - lr_t * g, lr_t, l1, l2), [accum]
 
 
 def _ftrl(var, slots, lr, l1, l2, l2_shrinkage, lr_power, g, **_):
@@ -179,6 +208,11 @@ ResourceApplyRMSProp, ResourceSparseApplyRMSProp = _define("RMSProp", _rmsprop, 
 ResourceApplyCenteredRMSProp, ResourceSparseApplyCenteredRMSProp = _define(
     "CenteredRMSProp", _centered_rmsprop, 3)
 ResourceApplyFtrl, ResourceSparseApplyFtrl = _define("Ftrl", _ftrl, 2)
+ResourceApplyAdadelta, ResourceSparseApplyAdadelta = _define("Adadelta", _adadelta, 2)
+ResourceApplyProximalGradientDescent, ResourceSparseApplyProximalGradientDescent = _define(
+    "ProximalGradientDescent", _proximal_gradient_descent, 0)
+ResourceApplyProximalAdagrad, ResourceSparseApplyProximalAdagrad = _define(
+    "ProximalAdagrad", _proximal_adagrad, 1)
 
 _OPS = {
     "GradientDescent": (ResourceApplyGradientDescent, ResourceSparseApplyGradientDescent),
@@ -188,6 +222,10 @@ _OPS = {
     "RMSProp": (ResourceApplyRMSProp, ResourceSparseApplyRMSProp),
     "CenteredRMSProp": (ResourceApplyCenteredRMSProp, ResourceSparseApplyCenteredRMSProp),
     "Ftrl": (ResourceApplyFtrl, ResourceSparseApplyFtrl),
+    "Adadelta": (ResourceApplyAdadelta, ResourceSparseApplyAdadelta),
+    "ProximalGradientDescent": (ResourceApplyProximalGradientDescent,
+                                ResourceSparseApplyProximalGradientDescent),
+    "ProximalAdagrad": (ResourceApplyProximalAdagrad, ResourceSparseApplyProximalAdagrad),
 }
 
 
@@ -197,14 +235,16 @@ def resource_apply(rule, var_handle, slot_handles, hyper, grad, *, indices=None,
 
     Args:
       rule: ``"GradientDescent"``, ``"Momentum"``, ``"Adam"``, ``"Adagrad"``,
-        ``"RMSProp"``, ``"CenteredRMSProp"`` or ``"Ftrl"``.
+        ``"RMSProp"``, ``"CenteredRMSProp"``, ``"Ftrl"``, ``"Adadelta"``,
+        ``"ProximalGradientDescent"`` or ``"ProximalAdagrad"``.
       var_handle: the variable's resource handle.
       slot_handles: its slot handles, in the rule's order (Momentum: accum; Adam: m, v;
         Adagrad: accum; RMSProp: ms, mom; CenteredRMSProp: mg, ms, mom; Ftrl: accum,
-        linear).
+        linear; Adadelta: accum, accum_update; ProximalAdagrad: accum).
       hyper: scalar `Tensor`s, in the order of the rule (Adam: beta1_power, beta2_power,
         lr, beta1, beta2, epsilon; Momentum: lr, momentum; RMSProp: lr, rho, momentum,
-        epsilon; Ftrl: lr, l1, l2, l2_shrinkage, lr_power; others: lr).
+        epsilon; Ftrl: lr, l1, l2, l2_shrinkage, lr_power; Adadelta: lr, rho, epsilon;
+        Proximal*: lr, l1, l2; others: lr).
       grad: the dense gradient (shaped as the variable), or with `indices` the rows'
         values ``[n, ...]``.
       indices: int `Tensor` [n]: apply to these rows only (repeated rows summed).
