@@ -45,13 +45,28 @@ _PROTOS = {"Summary": "summary_pb2", "SummaryMetadata": "summary_pb2", "Event": 
            "SessionLog": "event_pb2", "HistogramProto": "summary_pb2"}
 
 
+# TensorFlow 1.x's top-level eager switches, which `compat.v1` defines.
+_FROM_V1 = ("executing_eagerly", "enable_eager_execution", "disable_eager_execution",
+            "disable_v2_behavior", "enable_v2_behavior")
+# Names deliberately not provided, and what to use instead.
+_MISSING = {
+    "estimator": "ml.train.MonitoredTrainingSession with hooks, or Model.fit",
+    "lite": "nothing: mylib compiles through XLA and has no TensorFlow Lite converter",
+    "Supervisor": "ml.train.MonitoredTrainingSession",
+}
+
+
 def __getattr__(name):
     if name in _PROTOS:
         import importlib
 
         return getattr(importlib.import_module(f"tensorboardX.proto.{_PROTOS[name]}"), name)
+    if name in _FROM_V1:
+        return getattr(_compat_v1, name)
+    if name in _MISSING:
+        raise AttributeError(f"mylib has no {name!r}: use {_MISSING[name]} instead")
     raise AttributeError(f"module 'mylib' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_PROTOS))
+    return sorted(set(globals()) | set(_PROTOS) | set(_FROM_V1))

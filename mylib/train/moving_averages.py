@@ -41,14 +41,14 @@ class ExponentialMovingAverage:
         self._decay = decay
         self._num_updates = num_updates
         self._name = name
-        self._averages = {}  # id(var or tensor) -> shadow Variable
+        self._averages = {}  # variable key or ("tensor", name) -> shadow Variable
 
     @property
     def name(self):
         return self._name
 
     def _key(self, var):
-        return var._key if isinstance(var, Variable) else id(var)
+        return var._key if isinstance(var, Variable) else ("tensor", var.name)
 
     def _op_name(self, var):
         return var.op.name

@@ -70,3 +70,14 @@ def test_checkpoint_reader_and_missing_train_names(tmp_path):
         tf.train.shuffle_batch
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         tf.train.nothing_here
+
+
+def test_top_level_eager_switches_and_missing_names():
+    assert tf.executing_eagerly() is False
+    tf.disable_eager_execution()
+    with pytest.raises(NotImplementedError, match="Session"):
+        tf.enable_eager_execution()
+    with pytest.raises(AttributeError, match="MonitoredTrainingSession"):
+        tf.estimator
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        tf.not_a_name
