@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numbers
 
-from mylib.core import dtypes as _dtypes
 from mylib.core.gradients import IndexedSlices, gradients, indexed_slices_to_dense
 from mylib.core.graph import GraphKeys, Tensor, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
