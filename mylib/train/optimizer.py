@@ -38,6 +38,11 @@ def _var_op_name(var):
     return var.op.name
 
 
+def _is_variable(v):
+    # A `Variable`, or an object standing for one (a wrapper with its handle and key).
+    return isinstance(v, Variable) or (hasattr(v, "handle") and hasattr(v, "_key"))
+
+
 class Optimizer:
     """Base class of TensorFlow 1's optimizers (``tf.train.Optimizer``).
 
@@ -104,7 +109,7 @@ class Optimizer:
         if not var_list:
             raise ValueError("No variables to optimize.")
         for v in var_list:
-            if not isinstance(v, Variable):
+            if not _is_variable(v):
                 raise TypeError(f"{self._name}.compute_gradients: var_list holds a "
                                 f"non-variable {v!r}; pass `Variable`s")
         grad_ys = None if grad_loss is None else [grad_loss]
@@ -150,7 +155,7 @@ class Optimizer:
         if not pairs:
             raise ValueError("No variables provided.")
         for g, v in pairs:
-            if not isinstance(v, Variable):
+            if not _is_variable(v):
                 raise TypeError(f"{self._name}.apply_gradients: {v!r} is not a Variable")
             if g is not None and not isinstance(g, (Tensor, IndexedSlices)):
                 raise TypeError(f"{self._name}.apply_gradients: the gradient of "
