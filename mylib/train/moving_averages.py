@@ -21,23 +21,20 @@ class ExponentialMovingAverage:
       decay: float in [0, 1] (typically 0.999...).
       num_updates: optional int `Variable`/`Tensor` (e.g. the global step); then the
         decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``.
-      zero_debias: must be False: the bias-corrected average of tensors is not
-        implemented (a clear error says so).
+      zero_debias: for tensors (whose shadows start at zero), keep a biased average
+        ``<shadow>/biased`` and a step count ``<shadow>/local_step`` and set the shadow
+        to ``biased / (1 - decay^t)`` (Kingma & Ba's bias correction), as TensorFlow 1.
       name: the suffix of the shadow variables' names (``<var>/<name>``).
 
     A variable's shadow starts at the variable's initial value; a tensor's at zeros (as
     TensorFlow 1). Shadows are non-trainable `GLOBAL_VARIABLES`, colocated with what
     they average; averaged variables join ``MOVING_AVERAGE_VARIABLES``.
-    Raises:
-      ValueError: `zero_debias` is True.
     """
 
     def __init__(self, decay, num_updates=None, zero_debias=False,
                  name="ExponentialMovingAverage"):
-        if zero_debias:
-            raise ValueError("ExponentialMovingAverage(zero_debias=True) is not supported "
-                             "in mylib; use zero_debias=False (shadows of tensors start at "
-                             "zero, shadows of variables at their initial value)")
+        self._zero_debias = bool(zero_debias)
+        self._debias = {}  # tensor key -> (biased Variable, local_step Variable)
         self._decay = decay
         self._num_updates = num_updates
         self._name = name
@@ -86,6 +83,17 @@ class ExponentialMovingAverage:
                     shadow = Variable(lambda shape=shape, dt=v.dtype: constant_ops.zeros(
                         shape, dtype=dt), trainable=False, name=self.average_name(v),
                         dtype=v.dtype, collections=[GraphKeys.GLOBAL_VARIABLES])
+                    if self._zero_debias:
+                        biased = Variable(lambda shape=shape, dt=v.dtype: constant_ops.zeros(
+                            shape, dtype=dt), trainable=False,
+                            name=self.average_name(v) + "/biased", dtype=v.dtype,
+                            collections=[GraphKeys.GLOBAL_VARIABLES])
+                        step = Variable(lambda dt=v.dtype: constant_ops.zeros([], dtype=dt),
+                                        trainable=False,
+                                        name=self.average_name(v) + "/local_step",
+                                        dtype=v.dtype,
+                                        collections=[GraphKeys.GLOBAL_VARIABLES])
+                        self._debias[self._key(v)] = (biased, step)
             self._averages[self._key(v)] = shadow
         with g.name_scope(self._name) as scope:
             decay = convert_to_tensor(self._decay)
@@ -101,9 +109,18 @@ class ExponentialMovingAverage:
                 shadow = self._averages[self._key(v)]
                 value = v.value() if isinstance(v, Variable) else v
                 with g.colocate_with(shadow.handle.op):
-                    one_minus = 1.0 - math_ops.cast(decay, v.dtype)
-                    new = shadow.value() - (shadow.value() - value) * one_minus
-                    updates.append(shadow.assign(new, read_value=False))
+                    d = math_ops.cast(decay, v.dtype)
+                    debias = self._debias.get(self._key(v))
+                    if debias is None:
+                        new = shadow.value() - (shadow.value() - value) * (1.0 - d)
+                        updates.append(shadow.assign(new, read_value=False))
+                        continue
+                    biased, step = debias
+                    new_biased = biased.assign(
+                        biased.value() - (biased.value() - value) * (1.0 - d))
+                    t = step.assign_add(constant_ops.constant(1, dtype=v.dtype))
+                    updates.append(shadow.assign(new_biased / (1.0 - math_ops.pow(d, t)),
+                                                 read_value=False))
             return array_ops.group(*updates, name=scope)
 
     def average(self, var):

@@ -122,10 +122,29 @@ def test_ema_variables_tensors_num_updates_and_restore(tmp_path):
             np.testing.assert_allclose(s.run(w), sw, rtol=1e-6)
 
 
+def test_ema_zero_debias_tensor():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+        t = x * 1.0
+        ema = tf.train.ExponentialMovingAverage(0.8, zero_debias=True)
+        upd = ema.apply([t])
+        xs = [2.0, 4.0, 1.0]
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            got = []
+            for xv in xs:
+                s.run(upd, {x: xv})
+                got.append(s.run(ema.average(t)))
+    biased, want = 0.0, []
+    for n, xv in enumerate(xs, 1):
+        biased = biased - (biased - xv) * 0.2
+        want.append(biased / (1 - 0.8 ** n))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[0] == pytest.approx(2.0)  # no pull towards the zero start
+
+
 def test_ema_errors():
     with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="zero_debias"):
-            tf.train.ExponentialMovingAverage(0.9, zero_debias=True)
         i = tf.Variable(1, name="i")
         with pytest.raises(TypeError, match="half, float, or double"):
             tf.train.ExponentialMovingAverage(0.9).apply([i])
