@@ -191,6 +191,8 @@ class Optimizer:
             return array_ops.group(finish, inc, name=scope)
 
     def _apply(self, grad, var):
+        if self._rule is None:
+            return self._apply_subclass(grad, var)
         slots = [self._slots[n][var._key].handle for n, _ in self._slot_specs]
         hyper = self._hyper(var)
         nesterov = self._nesterov()
@@ -207,6 +209,88 @@ class Optimizer:
 
     def _rule_for(self, var):
         return self._rule
+
+    # ------------------------------------------------------------ subclass protocol
+    # A user optimizer written for TensorFlow 1 subclasses `Optimizer` and implements
+    # `_create_slots` (with `_zeros_slot` / `_get_or_make_slot`), `_prepare`, and
+    # `_apply_dense(grad, var)` or `_resource_apply_dense(grad, var)` (and optionally
+    # `_apply_sparse(grad, var)` / `_resource_apply_sparse(values, var, indices)`, else a
+    # sparse gradient is made dense), each returning the update op, and `_finish`.
+    def _apply_subclass(self, grad, var):
+        cls = type(self)
+        if isinstance(grad, IndexedSlices):
+            if cls._resource_apply_sparse is not Optimizer._resource_apply_sparse:
+                return self._resource_apply_sparse(convert_to_tensor(grad.values), var,
+                                                   grad.indices)
+            if cls._apply_sparse is not Optimizer._apply_sparse:
+                return self._apply_sparse(grad, var)
+            grad = indexed_slices_to_dense(grad)
+        grad = convert_to_tensor(grad)
+        if cls._resource_apply_dense is not Optimizer._resource_apply_dense:
+            return self._resource_apply_dense(grad, var)
+        return self._apply_dense(grad, var)
+
+    def _apply_dense(self, grad, var):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `_apply_dense(grad, var)` or "
+            "`_resource_apply_dense(grad, var)` (a TensorFlow 1 optimizer subclass), or "
+            "set `_rule` to one of mylib.core.ops.apply_ops's rules")
+
+    def _resource_apply_dense(self, grad, var):
+        return self._apply_dense(grad, var)
+
+    def _apply_sparse(self, grad, var):
+        return self._apply_dense(convert_to_tensor(indexed_slices_to_dense(grad)), var)
+
+    def _resource_apply_sparse(self, values, var, indices):
+        return self._apply_sparse(IndexedSlices(values, indices), var)
+
+    def _call_if_callable(self, param):
+        return param() if callable(param) and not isinstance(param, (Tensor, Variable)) \
+            else param
+
+    def _slot_dict(self, slot_name):
+        return self._slots.setdefault(slot_name, {})
+
+    def _get_or_make_slot(self, var, val, slot_name, op_name):
+        """The slot `slot_name` of `var`, created with initial value `val` (a tensor or
+        array shaped as `var`) if missing, named ``<var>/<op_name>``."""
+        table = self._slot_dict(slot_name)
+        if var._key not in table:
+            g = var.graph
+            with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                    g.colocate_with(var.handle.op):
+                table[var._key] = Variable(val, trainable=False,
+                                           name=f"{_var_op_name(var)}/{op_name}",
+                                           collections=[GraphKeys.GLOBAL_VARIABLES])
+        return table[var._key]
+
+    def _get_or_make_slot_with_initializer(self, var, initializer, shape, dtype, slot_name,
+                                           op_name):
+        """As `_get_or_make_slot`, the value from ``initializer(shape, dtype)``."""
+        shape = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+        return self._get_or_make_slot(var, lambda: initializer(shape, dtype=dtype),
+                                      slot_name, op_name)
+
+    def _zeros_slot(self, var, slot_name, op_name):
+        """The slot `slot_name` of `var`, created as zeros if missing."""
+        shape = var.shape.as_list()
+        return self._get_or_make_slot(
+            var, lambda: constant_ops.zeros(shape, dtype=var.dtype), slot_name, op_name)
+
+    def _create_non_slot_variable(self, initial_value, name, colocate_with):
+        """A variable of the optimizer itself (e.g. a power of beta), one per graph."""
+        g = colocate_with.graph
+        key = (name, id(g))
+        if key not in self._non_slot:
+            with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                    g.colocate_with(colocate_with.handle.op):
+                self._non_slot[key] = Variable(initial_value, trainable=False, name=name,
+                                               collections=[GraphKeys.GLOBAL_VARIABLES])
+        return self._non_slot[key]
+
+    def _get_non_slot_variable(self, name, graph=None):
+        return self._non_slot.get((name, id(graph or get_default_graph())))
 
     def _nesterov(self):
         return None
@@ -232,6 +316,8 @@ class Optimizer:
 
     # ------------------------------------------------------------ slots
     def _create_slots(self, var_list):
+        """Creates the slots of `_slot_specs` (subclasses written for TensorFlow 1
+        override this with `_zeros_slot` / `_get_or_make_slot` calls)."""
         for v in var_list:
             if not v.shape.is_fully_defined():
                 raise ValueError(f"{self._name}: variable '{v.name}' has a partially known "

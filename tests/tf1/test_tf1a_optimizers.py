@@ -301,3 +301,49 @@ def test_failed_step_leaves_variables():
             with pytest.raises(Exception):
                 s.run(step, {x: np.ones(3, np.float32)})
             np.testing.assert_array_equal(s.run(w), [1.0, 1.0])
+
+
+class _PowerSign(tf.train.Optimizer):
+    """A user optimizer in TensorFlow 1's subclass protocol: PowerSign (Bello et al.,
+    2017), ``m = beta m + (1 - beta) g``; ``var -= lr * exp(sign(g) * sign(m)) * g``."""
+
+    def __init__(self, learning_rate=0.1, beta=0.9, use_locking=False, name="PowerSign"):
+        super().__init__(use_locking, name)
+        self._lr, self._beta = learning_rate, beta
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "m", self._name)
+
+    def _prepare(self):
+        self._lr_t = tf.convert_to_tensor(self._call_if_callable(self._lr), name="lr")
+        self._beta_t = tf.convert_to_tensor(self._beta, name="beta")
+
+    def _apply_dense(self, grad, var):
+        lr_t = tf.cast(self._lr_t, var.dtype)
+        beta_t = tf.cast(self._beta_t, var.dtype)
+        m = self.get_slot(var, "m")
+        m_t = tf.assign(m, beta_t * m + (1.0 - beta_t) * grad)
+        update = lr_t * tf.exp(tf.sign(grad) * tf.sign(m_t)) * grad
+        var_update = tf.assign_sub(var, update)
+        return tf.group(*[var_update, m_t])
+
+
+def test_user_optimizer_subclass_in_tf1_protocol():
+    got = _mylib_run(lambda: _PowerSign(0.05, 0.8), 4)
+
+    def rule(w, s, g, t):
+        (m,) = s
+        m = 0.8 * m + 0.2 * g
+        return w - 0.05 * np.exp(np.sign(g) * np.sign(m)) * g, [m]
+
+    # The hyperparameters are float32 tensors cast to float64, as in TensorFlow 1.
+    np.testing.assert_allclose(got, _np_run(rule, 4, [0.0]), rtol=1e-6)
+    got_sparse = _mylib_run(lambda: _PowerSign(0.05, 0.8), 3, sparse_rows=[2, 0, 2])
+    w, m = W0.copy(), np.zeros_like(W0)
+    for t in range(3):  # made dense: every row's m decays
+        g = np.zeros_like(w)
+        for r in [2, 0, 2]:
+            g[r] += _grad(w)[r]
+        w, (m,) = rule(w, [m], g, t)
+    np.testing.assert_allclose(got_sparse, w, rtol=1e-6)
