@@ -66,7 +66,23 @@ class _FlagValuesWrapper:
     def __getattribute__(self, name):
         if name == "__dict__":
             return super().__getattribute__(name)
+        if name in ("_parse_flags", "__flags"):
+            return super().__getattribute__("_tf14_" + name.strip("_"))
         return self.__dict__["_wrapped"].__getattribute__(name)
+
+    # TensorFlow <= 1.4 programs call ``FLAGS._parse_flags()`` and read ``FLAGS.__flags``
+    # (a dict of flag name -> value).
+    def _tf14_parse_flags(self, args=None):
+        wrapped = self.__dict__["_wrapped"]
+        if not wrapped.is_parsed():
+            wrapped(_sys.argv if args is None else [_sys.argv[0], *args], known_only=True)
+
+    @property
+    def _tf14_flags(self):
+        wrapped = self.__dict__["_wrapped"]
+        if not wrapped.is_parsed():
+            wrapped(_sys.argv, known_only=True)
+        return wrapped.flag_values_dict()
 
     def __getattr__(self, name):
         wrapped = self.__dict__["_wrapped"]

@@ -128,6 +128,8 @@ def test_flags_read_before_parse_parses_known_only():
     sys.argv = ["prog", "--width=9", "--other=1"]
     try:
         assert w.width == 9
+        w._parse_flags()  # TensorFlow <= 1.4's spelling: already parsed, no effect
+        assert w.__flags["width"] == 9
     finally:
         sys.argv = old
 
