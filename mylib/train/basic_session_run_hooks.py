@@ -365,13 +365,12 @@ class LoggingTensorHook(SessionRunHook):
         return None
 
     def _log(self, values):
+        secs, _ = self._timer.update_last_triggered_step(self._iter_count) if \
+            self._timer is not None else (None, None)
         if self._formatter:
             logging.info(self._formatter(values))
             return
-        stats = [f"{tag} = {values[tag]}"
-                 for tag in self._tag_order]
-        secs, _ = self._timer.update_last_triggered_step(self._iter_count) if \
-            self._timer is not None else (None, None)
+        stats = [f"{tag} = {values[tag]}" for tag in self._tag_order]
         if secs is not None:
             logging.info("%s (%.3f sec)", ", ".join(stats), secs)
         else:

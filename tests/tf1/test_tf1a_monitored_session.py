@@ -131,6 +131,15 @@ def test_logging_and_nan_hooks(caplog):
                 assert sess.should_stop()
         msgs = [r.getMessage() for r in caplog.records if "value =" in r.getMessage()]
         assert [m.split(" (")[0] for m in msgs] == ["value = 1.0", "value = 3.0"]
+        caplog.clear()
+        fmt = tf.train.LoggingTensorHook({"value": v}, every_n_iter=3,
+                                         formatter=lambda d: f"v is {d['value']:.1f}")
+        with caplog.at_level(logging.INFO, logger="mylib"):
+            with tf.train.MonitoredSession(hooks=[fmt]) as sess:
+                for val in range(7):
+                    sess.run(inc, {v: float(val)})
+        assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("v is")] \
+            == ["v is 0.0", "v is 3.0", "v is 6.0"]
         fail = tf.train.NanTensorHook(v)
         with pytest.raises(tf.train.NanLossDuringTrainingError):
             with tf.train.MonitoredSession(hooks=[fail]) as sess:
