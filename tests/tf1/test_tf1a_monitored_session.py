@@ -210,3 +210,27 @@ def test_scaffold_init_fn_and_recovery(tmp_path):
                 session_creator=tf.train.ChiefSessionCreator(scaffold=scaffold)) as sess:
             assert sess.run(out) == 1.0  # recovered: a new session was created
         assert seen == [0.0, 0.0]
+
+
+def test_run_step_fn_and_scaffold_copy():
+    with tf.Graph().as_default():
+        gs, x, y, w, loss, train = _model()
+        base = tf.train.Scaffold(init_fn=lambda sc, s: None)
+        scaffold = tf.train.Scaffold(copy_from_scaffold=base)
+        with pytest.raises(TypeError, match="Scaffold"):
+            tf.train.Scaffold(copy_from_scaffold=object())
+        creator = tf.train.ChiefSessionCreator(scaffold=scaffold)
+        with tf.train.MonitoredSession(session_creator=creator,
+                                       hooks=[tf.train.StopAtStepHook(last_step=2)]) as sess:
+            feed = dict(zip((x, y), _batch(np.random.default_rng(3))))
+
+            def step_fn(ctx):
+                assert ctx.session.run(gs) in (0, 1)
+                return ctx.run_with_hooks(train, feed)
+
+            while not sess.should_stop():
+                sess.run_step_fn(step_fn)
+            assert sess._tf_sess().run(gs) == 2
+            sess.run_step_fn(lambda ctx: ctx.request_stop())
+            assert sess.should_stop()
+        assert scaffold.init_op is not None and scaffold.saver is not None
