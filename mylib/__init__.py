@@ -26,3 +26,47 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+
+# Around a TensorFlow 1 program: tf.app, tf.flags, tf.gfile / tf.io.gfile, tf.logging,
+# tf.compat (as_str, ..., compat.v1), tf.contrib.
+from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
+from mylib import logging  # noqa: F401,E402
+from mylib._tf1_aliases import *  # noqa: F401,F403,E402 - TF1's deprecated spellings
+import sys as _sys  # noqa: E402
+
+from mylib.compat import v1 as _compat_v1  # noqa: E402
+
+# `ml.compat.v1.X` is `ml.X` for every name, read when asked (names added later too).
+_compat_v1._bind_namespace(_sys.modules[__name__])
+
+# TensorBoard's protos as TensorFlow 1 exposes them (``tf.Summary(value=[...])``),
+# imported when first read.
+_PROTOS = {"Summary": "summary_pb2", "SummaryMetadata": "summary_pb2", "Event": "event_pb2",
+           "SessionLog": "event_pb2", "HistogramProto": "summary_pb2"}
+
+
+# TensorFlow 1.x's top-level eager switches, which `compat.v1` defines.
+_FROM_V1 = ("executing_eagerly", "enable_eager_execution", "disable_eager_execution",
+            "disable_v2_behavior", "enable_v2_behavior")
+# Names deliberately not provided, and what to use instead.
+_MISSING = {
+    "estimator": "ml.train.MonitoredTrainingSession with hooks, or Model.fit",
+    "lite": "nothing: mylib compiles through XLA and has no TensorFlow Lite converter",
+    "Supervisor": "ml.train.MonitoredTrainingSession",
+}
+
+
+def __getattr__(name):
+    if name in _PROTOS:
+        import importlib
+
+        return getattr(importlib.import_module(f"tensorboardX.proto.{_PROTOS[name]}"), name)
+    if name in _FROM_V1:
+        return getattr(_compat_v1, name)
+    if name in _MISSING:
+        raise AttributeError(f"mylib has no {name!r}: use {_MISSING[name]} instead")
+    raise AttributeError(f"module 'mylib' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PROTOS) | set(_FROM_V1))

@@ -23,13 +23,14 @@ from mylib.core.ops.array_ops import *  # noqa: F403
 from mylib.core.ops.indexing_ops import *  # noqa: F403
 from mylib.core.ops.math_ops import *  # noqa: F403
 from mylib.core.ops.reduction_ops import *  # noqa: F403
-from mylib.core.ops import state_ops, training_ops  # noqa: F401 - registers their op types
+from mylib.core.ops import apply_ops, state_ops, training_ops  # noqa: F401 - registers op types
 from mylib.core.variables import (Variable, global_variables, global_variables_initializer,
                                   is_variable_initialized, local_variables,
                                   local_variables_initializer, report_uninitialized_variables,
                                   trainable_variables, variable_creator_scope,
                                   variables_initializer)
 from mylib.core.gradients import IndexedSlices, gradients
+from mylib.core.backprop import GradientTape, UnconnectedGradients
 from mylib.core.ops.nn_ops import *  # noqa: F403
 from mylib.core.ops.random_ops import *  # noqa: F403
 from mylib.core.ops.clip_ops import *  # noqa: F403
@@ -57,7 +58,7 @@ __all__ = [
     "Variable", "global_variables", "global_variables_initializer", "is_variable_initialized",
     "local_variables", "local_variables_initializer", "report_uninitialized_variables",
     "trainable_variables", "variable_creator_scope", "variables_initializer",
-    "IndexedSlices", "gradients",
+    "IndexedSlices", "gradients", "GradientTape", "UnconnectedGradients",
     "Print", "numpy_function", "py_func", "print",
     "GraphDef", "MetaGraphDef", "NodeDef", "load_graph_def", "import_graph_def",
     "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",

@@ -99,3 +99,18 @@ def init_arg_names(cls):
                       if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     names.discard("self")
     return sorted(names)
+
+
+def deprecated_alias(new, old, new_value, old_value, owner):
+    """The value of argument `new` given TensorFlow 1's deprecated spelling `old` (e.g.
+    ``reduction_indices`` for ``axis``): whichever was given.
+
+    Raises:
+      ValueError: both were given.
+    """
+    if old_value is None:
+        return new_value
+    if new_value is not None and new_value is not False:
+        raise ValueError(f"{owner}: cannot specify both '{new}' and '{old}'. Received: "
+                         f"{new}={new_value!r}, {old}={old_value!r}")
+    return old_value

@@ -48,6 +48,11 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     INIT_OP = "init_op"
     SAVERS = "savers"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    SUMMARY_OP = "summary_op"
 
 
 class Tensor:

@@ -300,6 +300,10 @@ class Variable:
     def __bool__(self):
         raise TypeError(f"Using ml.Variable '{self.name}' as a Python bool is not allowed.")
 
+    # As Tensor's: ``numpy_array * variable`` builds an op (numpy defers to us) instead
+    # of numpy trying to convert the variable element by element.
+    __array_priority__ = 100
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError(f"Cannot convert the variable '{self.name}' to numpy: run it in a Session.")
 

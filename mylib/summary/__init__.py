@@ -7,7 +7,7 @@ metadata to an event file through tensorboardX.
 
 from mylib.summary.summary_ops import (histogram, image, merge, merge_all,  # noqa: F401
                                        scalar, text)
-from mylib.summary.writer import FileWriter, run_metadata_proto  # noqa: F401
+from mylib.summary.writer import FileWriter, FileWriterCache, run_metadata_proto  # noqa: F401
 
 __all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter",
-           "run_metadata_proto"]
+           "FileWriterCache", "run_metadata_proto"]

@@ -4,13 +4,15 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import numpy as np
 
 from mylib.summary.graph import to_tensorboard_graph_def
 
-__all__ = ["FileWriter"]
+__all__ = ["FileWriter", "FileWriterCache"]
 
 
 def _event_pb2():
@@ -170,3 +172,32 @@ class FileWriter:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class FileWriterCache:
+    """One `FileWriter` per log directory, shared by the hooks of a `MonitoredSession`
+    (TensorFlow 1's ``tf.summary.FileWriterCache``)."""
+
+    _cache = {}
+    _lock = threading.Lock()
+
+    @staticmethod
+    def get(logdir):
+        """The cached `FileWriter` of `logdir` (created, and its directory, if needed)."""
+        key = os.path.abspath(str(logdir))
+        with FileWriterCache._lock:
+            w = FileWriterCache._cache.get(key)
+            if w is None:
+                w = FileWriter(key)
+                FileWriterCache._cache[key] = w
+            elif w._closed:
+                w.reopen()
+            return w
+
+    @staticmethod
+    def clear():
+        """Closes and forgets every cached writer."""
+        with FileWriterCache._lock:
+            for w in FileWriterCache._cache.values():
+                w.close()
+            FileWriterCache._cache.clear()

@@ -16,6 +16,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import deprecated_alias
 from mylib.core.gradients import _generic_vjp
 from mylib.core.graph import Tensor
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
@@ -29,6 +30,14 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
 
 
 # ---------------------------------------------------------------- Sum, Mean
+def _tf1_axis(axis, keepdims, reduction_indices, keep_dims, owner):
+    """TensorFlow 1's spellings ``reduction_indices`` (for `axis`) and ``keep_dims`` (for
+    `keepdims`), accepted by every ``reduce_*``; giving both spellings is a ValueError."""
+    axis = deprecated_alias("axis", "reduction_indices", axis, reduction_indices, owner)
+    keepdims = deprecated_alias("keepdims", "keep_dims", keepdims, keep_dims, owner)
+    return axis, keepdims
+
+
 def _axis_attr(axis):
     if axis is None:
         return None
@@ -116,12 +125,14 @@ def _size_ratio(y, x):
     return _SizeRatio(y, x)
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+               keep_dims=None):
     """Sum over `axis` (int, list, or None for all axes).
 
     Returns:
       `Tensor` with the reduced axes removed (kept as size 1 with `keepdims`).
     """
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_sum")
     x = convert_to_tensor(input_tensor)
     attrs = {"axis": _axis_attr(axis), "keepdims": bool(keepdims)}
     return Sum(x, name=name, **attrs)
@@ -133,8 +144,10 @@ def _fill_grad(op, grad):
     return [None, reduce_sum(grad)]
 
 
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+                keep_dims=None):
     """Mean over `axis`. Integer inputs give an integer mean, as TensorFlow's."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_mean")
     x = convert_to_tensor(input_tensor)
     attrs = {"axis": _axis_attr(axis), "keepdims": bool(keepdims)}
     if x.dtype.is_integer:
@@ -190,33 +203,45 @@ def _reduce(opdef, x, axis, keepdims, name):
     return opdef(x, name=name, axis=_axis_attr(axis), keepdims=bool(keepdims))
 
 
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+               keep_dims=None):
     """Maximum over `axis` (int, list, or None for all). Ties share the gradient."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_max")
     return _reduce(Max, input_tensor, axis, keepdims, name)
 
 
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+               keep_dims=None):
     """Minimum over `axis` (int, list, or None for all). Ties share the gradient."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_min")
     return _reduce(Min, input_tensor, axis, keepdims, name)
 
 
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+                keep_dims=None):
     """Product over `axis` (int, list, or None for all)."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_prod")
     return _reduce(Prod, input_tensor, axis, keepdims, name)
 
 
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+               keep_dims=None):
     """Logical AND over `axis` of a bool tensor."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_all")
     return _reduce(All, input_tensor, axis, keepdims, name)
 
 
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+               keep_dims=None):
     """Logical OR over `axis` of a bool tensor."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_any")
     return _reduce(Any, input_tensor, axis, keepdims, name)
 
 
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+                     keep_dims=None):
     """`log(sum(exp(x)))` over `axis`, stable for large values (max subtracted first)."""
+    axis, keepdims = _tf1_axis(axis, keepdims, reduction_indices, keep_dims, "reduce_logsumexp")
     x = convert_to_tensor(input_tensor)
     m = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
     m = array_ops.where(is_finite(m), m, constant_ops.zeros_like(m))
@@ -248,19 +273,21 @@ ArgMax.shape_fn(_arg_shape)
 ArgMin.shape_fn(_arg_shape)
 
 
-def argmax(input, axis=None, output_type="int64", name=None):  # noqa: A002
+def argmax(input, axis=None, output_type="int64", name=None, dimension=None):  # noqa: A002
     """Index of the largest value along `axis` (default 0); the first one on ties.
 
     Returns:
       `Tensor` of `output_type` (int64 default, as TF) with `axis` removed.
     """
+    axis = deprecated_alias("axis", "dimension", axis, dimension, "argmax")
     x = convert_to_tensor(input)
     return ArgMax(x, axis=0 if axis is None else int(_axis_attr(axis)),
                   output_type=_dtypes.as_dtype(output_type).name, name=name)
 
 
-def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
+def argmin(input, axis=None, output_type="int64", name=None, dimension=None):  # noqa: A002
     """Index of the smallest value along `axis` (default 0); the first one on ties."""
+    axis = deprecated_alias("axis", "dimension", axis, dimension, "argmin")
     x = convert_to_tensor(input)
     return ArgMin(x, axis=0 if axis is None else int(_axis_attr(axis)),
                   output_type=_dtypes.as_dtype(output_type).name, name=name)
