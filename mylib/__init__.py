@@ -13,6 +13,7 @@ from mylib.runtime import (ConfigProto, InteractiveSession, RunMetadata, RunOpti
                            Session)
 from mylib.runtime import coordinator, queue_runner, saver, timeline  # noqa: F401
 from mylib import nn, random  # noqa: F401
+from mylib import image, linalg, math  # noqa: F401
 from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models, saving  # noqa: F401
@@ -32,6 +33,7 @@ from mylib._version import __version__  # noqa: F401
 from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
 from mylib import logging  # noqa: F401,E402
 from mylib._tf1_aliases import *  # noqa: F401,F403,E402 - TF1's deprecated spellings
+bool = bool_  # noqa: A001,F405 - TensorFlow's `tf.bool` (`bool_` in mylib.dtypes)
 import sys as _sys  # noqa: E402
 
 from mylib.compat import v1 as _compat_v1  # noqa: E402
@@ -53,6 +55,16 @@ _MISSING = {
     "estimator": "ml.train.MonitoredTrainingSession with hooks, or Model.fit",
     "lite": "nothing: mylib compiles through XLA and has no TensorFlow Lite converter",
     "Supervisor": "ml.train.MonitoredTrainingSession",
+    "TensorArray": "ml.scan or ml.map_fn to build a sequence in a loop, or a while_loop "
+                   "that carries a preallocated tensor and writes step i with "
+                   "ml.tensor_scatter_nd_update(acc, [[i]], [value])",
+    "strings": "nothing yet: string tensors are host values; convert in Python (or in "
+               "ml.py_func) before feeding numbers",
+    "string_to_number": "a Python conversion before feeding (or ml.py_func)",
+    "dynamic_partition": "ml.boolean_mask per partition, or masks with ml.where",
+    "dynamic_stitch": "ml.scatter_nd / ml.tensor_scatter_nd_update with static sizes",
+    "SparseTensor": "dense tensors (ml.scatter_nd builds one from indices and values)",
+    "sparse_tensor_to_dense": "ml.scatter_nd(indices, values, dense_shape)",
 }
 
 

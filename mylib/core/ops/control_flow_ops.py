@@ -772,4 +772,24 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
     return _tree.tree_unflatten(fg.output_tree, op.outputs)
 
 
+def tuple_(tensors, control_inputs=None, name=None):
+    """TensorFlow's `tf.tuple`: each of `tensors`, available only after all of them
+    (and the ops in `control_inputs`) have been computed.
+
+    Args:
+      tensors: list of `Tensor`s (None entries pass through).
+      control_inputs: optional list of ops or tensors to run first as well.
+    Returns:
+      list of `Tensor`s, the same values as `tensors`.
+    """
+    deps = [t for t in tensors if t is not None] + list(control_inputs or [])
+    gate = array_ops.group(*deps, name=name or "tuple")
+    g = get_default_graph()
+    out = []
+    with g.control_dependencies([gate]):
+        for t in tensors:
+            out.append(None if t is None else array_ops.identity(t))
+    return out
+
+
 __all__ = ["cond", "case", "while_loop", "scan", "map_fn"]

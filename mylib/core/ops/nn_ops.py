@@ -501,8 +501,8 @@ def _conv2d_shape(x, w, *, strides, padding, dilations, data_format, groups=1):
     return TensorSpec(out, d)
 
 
-def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
-           dilations=1, name=None, groups=1):
+def conv2d(input, filters=None, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
+           dilations=1, name=None, groups=1, filter=None, use_cudnn_on_gpu=None):  # noqa: A002
     """2-D convolution (cross-correlation, as TensorFlow) via XLA's conv.
 
     Args:
@@ -514,11 +514,17 @@ def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # no
       groups: grouped convolution: the input channels split into `groups` groups, each
         convolved with its own `out_channels / groups` filters of
         `in_channels / groups` channels (the filter is [kh, kw, in / groups, out]).
+      filter: TensorFlow 1's name of `filters`; `use_cudnn_on_gpu` is accepted and has
+        no effect (XLA chooses the kernels).
     Returns:
       `Tensor` [batch, out_h, out_w, out_channels]; SAME: out = ceil(in / stride).
     Raises:
       InvalidArgumentError: if the ranks, channel counts or dtypes disagree.
     """
+    if (filters is None) == (filter is None):
+        raise TypeError("conv2d: give the filter as `filters` (or TensorFlow 1's `filter`), "
+                        "exactly once")
+    filters = filters if filters is not None else filter
     x = convert_to_tensor(input)
     w = convert_to_tensor(filters, dtype_hint=x.dtype)
     pad = _conv_padding(padding)
@@ -897,21 +903,40 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
 
 
 # ---------------------------------------------------------------- dropout
-def dropout(x, rate, noise_shape=None, seed=None, name=None):
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes elements with probability `rate` and scales the rest by `1 / (1 - rate)`
     (inverted dropout), so the expected value is unchanged.
 
+    The signature is TensorFlow 1's (`tf.compat.v1.nn.dropout`): the second positional
+    argument is `keep_prob`, as in ``tf.nn.dropout(h, keep_prob)`` of TF1 tutorials;
+    TensorFlow 2 code passes ``rate=`` by keyword, which works unchanged. Differs from
+    TensorFlow 2: there, a positional second argument is the drop `rate`.
+
     Args:
       x: float `Tensor`.
-      rate: float in [0, 1) or a scalar tensor: the probability of dropping.
+      keep_prob: float in (0, 1] or a scalar tensor (e.g. a placeholder fed 1.0 at test
+        time): the probability of keeping; ``rate = 1 - keep_prob``.
       noise_shape: optional shape broadcastable to `x`'s, to share the mask over axes.
       seed: op seed (see `ml.set_random_seed`).
+      rate: float in [0, 1) or a scalar tensor: the probability of dropping.
     Returns:
       `Tensor` of `x`'s shape and dtype; each `Session.run` draws a new mask.
     Raises:
-      ValueError: if `rate` is a number outside [0, 1).
+      ValueError: if `rate` is a number outside [0, 1), `keep_prob` outside (0, 1], both
+        or neither are given.
     """
     x = convert_to_tensor(x)
+    if (keep_prob is None) == (rate is None):
+        raise ValueError("dropout: give exactly one of `rate` and `keep_prob`. Received: "
+                         f"rate={rate!r}, keep_prob={keep_prob!r}")
+    if keep_prob is not None:
+        if isinstance(keep_prob, (int, float)):
+            if not 0 < keep_prob <= 1:
+                raise ValueError(f"keep_prob must be a scalar in (0, 1]. Received: "
+                                 f"keep_prob={keep_prob}")
+            rate = 1 - keep_prob
+        else:
+            rate = 1 - convert_to_tensor(keep_prob, dtype_hint=x.dtype)
     if isinstance(rate, (int, float)):
         if not 0 <= rate < 1:
             raise ValueError(f"rate must be a scalar in [0, 1). Received: rate={rate}")

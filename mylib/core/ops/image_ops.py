@@ -1,0 +1,404 @@
+"""Image ops (TensorFlow's `tf.image`): resizing, flips, crops and pads, colour and
+contrast adjustments, dtype conversion, standardization.
+
+Images are `[height, width, channels]` or batches `[batch, height, width, channels]`
+(NHWC). Everything is built from existing graph ops (resizing is the `ResizeImages`
+op of `nn_ops`); the one primitive here is `DynamicSlice`, for crops at a random offset.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from mylib.core import dtypes as _dtypes
+from mylib.core.op_registry import OpDef, TensorSpec, convert_to_tensor
+from mylib.core.ops import array_ops, indexing_ops, math_ops, nn_ops, random_ops, reduction_ops
+from mylib.core.ops.cast_ops import cast
+from mylib.core.ops.sequence_ops import reverse
+
+__all__ = ["ResizeMethod", "resize_images", "resize", "resize_bilinear",
+           "resize_nearest_neighbor", "flip_left_right", "flip_up_down",
+           "random_flip_left_right", "random_flip_up_down", "per_image_standardization",
+           "convert_image_dtype", "central_crop", "random_crop", "pad_to_bounding_box",
+           "crop_to_bounding_box", "resize_image_with_crop_or_pad",
+           "resize_with_crop_or_pad", "rgb_to_grayscale", "grayscale_to_rgb",
+           "adjust_brightness", "adjust_contrast", "random_brightness", "random_contrast",
+           "transpose_image", "rot90"]
+
+
+class ResizeMethod:
+    """TensorFlow 1's resize method constants (the ints `resize_images` takes) and
+    TensorFlow 2's strings."""
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+_METHODS = {0: "bilinear", 1: "nearest", 2: "bicubic", "bilinear": "bilinear",
+            "nearest": "nearest", "bicubic": "bicubic", "lanczos3": "lanczos3",
+            "lanczos5": "lanczos5"}
+
+
+def _image(x, owner):
+    """`(batch_image, was_3d)`: a 3-D image gains a batch axis of 1."""
+    x = convert_to_tensor(x)
+    r = x.shape.rank
+    if r not in (3, 4):
+        raise ValueError(f"{owner}: `images` must be 3-D [h, w, c] or 4-D [n, h, w, c] "
+                         f"with a known rank. Received shape {x.shape}")
+    return (array_ops.expand_dims(x, 0), True) if r == 3 else (x, False)
+
+
+def _unbatch(x, was_3d, name=None):
+    return array_ops.squeeze(x, [0], name=name) if was_3d else array_ops.identity(x, name=name)
+
+
+def _hw(x):
+    s = x.shape.as_list()
+    if s[-3] is None or s[-2] is None:
+        raise ValueError(f"the image height and width must be static, got shape {x.shape}")
+    return s[-3], s[-2]
+
+
+# ---------------------------------------------------------------- resize
+def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
+                  preserve_aspect_ratio=False, name=None, antialias=False):
+    """Resizes `images` to `size` = (new_height, new_width).
+
+    Args:
+      images: float or int `Tensor` [h, w, c] or [n, h, w, c].
+      size: two Python ints.
+      method: `ResizeMethod.BILINEAR` (0) / "bilinear", `NEAREST_NEIGHBOR` (1) /
+        "nearest", `BICUBIC` (2) / "bicubic", "lanczos3", "lanczos5".
+      align_corners, preserve_aspect_ratio, antialias: must be False.
+    Returns:
+      float32 `Tensor` (for bilinear/bicubic on integer images, as TensorFlow) or
+      `images`' dtype, of shape [..., new_height, new_width, c].
+    Raises:
+      ValueError: for an unsupported method or option.
+
+    Differs from TensorFlow 1: sampling uses half-pixel centres (TensorFlow 2's
+    `tf.image.resize`, `jax.image.resize`), where TensorFlow 1's default maps corner to
+    corner less exactly (`half_pixel_centers=False`); values differ slightly near the
+    edges when upsampling. `AREA` is not supported.
+    """
+    if method not in _METHODS:
+        raise ValueError(f"resize_images: unsupported method {method!r}; use one of "
+                         "ResizeMethod.BILINEAR, NEAREST_NEIGHBOR, BICUBIC")
+    if align_corners or preserve_aspect_ratio or antialias:
+        raise ValueError("resize_images: align_corners, preserve_aspect_ratio and antialias "
+                         "are not supported")
+    size = tuple(int(v) for v in (size.tolist() if hasattr(size, "tolist") else size))
+    if len(size) != 2:
+        raise ValueError(f"resize_images: size must be (height, width). Received: {size}")
+    x, was_3d = _image(images, "resize_images")
+    m = _METHODS[method]
+    if not x.dtype.is_floating and m != "nearest":
+        x = cast(x, _dtypes.float32)
+    return _unbatch(nn_ops.resize_images(x, size, method=m), was_3d, name)
+
+
+def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False,
+           name=None):
+    """TensorFlow 2's `tf.image.resize`: `resize_images` with half-pixel centres."""
+    return resize_images(images, size, method, preserve_aspect_ratio=preserve_aspect_ratio,
+                         antialias=antialias, name=name)
+
+
+def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """`resize_images(..., BILINEAR)` (TensorFlow 1's `tf.image.resize_bilinear`)."""
+    return resize_images(images, size, ResizeMethod.BILINEAR, align_corners, name=name)
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, name=None,
+                            half_pixel_centers=False):
+    """`resize_images(..., NEAREST_NEIGHBOR)`."""
+    return resize_images(images, size, ResizeMethod.NEAREST_NEIGHBOR, align_corners,
+                         name=name)
+
+
+# ---------------------------------------------------------------- flips, transposes
+def flip_left_right(image, name=None):
+    """Mirrors `image` ([h, w, c] or [n, h, w, c]) along its width."""
+    x = convert_to_tensor(image)
+    _image(x, "flip_left_right")
+    return reverse(x, [x.shape.rank - 2], name=name)
+
+
+def flip_up_down(image, name=None):
+    """Flips `image` ([h, w, c] or [n, h, w, c]) along its height."""
+    x = convert_to_tensor(image)
+    _image(x, "flip_up_down")
+    return reverse(x, [x.shape.rank - 3], name=name)
+
+
+def transpose_image(image, name=None):
+    """Swaps height and width."""
+    x = convert_to_tensor(image)
+    perm = [1, 0, 2] if x.shape.rank == 3 else [0, 2, 1, 3]
+    return array_ops.transpose(x, perm, name=name)
+
+
+def rot90(image, k=1, name=None):
+    """Rotates by 90 degrees counter-clockwise `k` times (Python int)."""
+    x = convert_to_tensor(image)
+    for _ in range(int(k) % 4):
+        x = flip_up_down(transpose_image(x))
+    return array_ops.identity(x, name=name)
+
+
+def _random_flip(image, seed, axis_from_end, owner, name):
+    x = convert_to_tensor(image)
+    _image(x, owner)
+    r = x.shape.rank
+    flipped = reverse(x, [r - axis_from_end])
+    if r == 3:
+        u = random_ops.random_uniform([], seed=seed)
+        cond = math_ops.less(u, 0.5)
+    else:  # one coin per image of the batch, as TensorFlow 2
+        n = array_ops.shape(x)[0:1]
+        u = random_ops.random_uniform(n, seed=seed)
+        cond = array_ops.reshape(math_ops.less(u, 0.5), [-1, 1, 1, 1])
+    return array_ops.where(cond, flipped, x, name=name)
+
+
+def random_flip_left_right(image, seed=None):
+    """Mirrors `image` along its width with probability 1/2 (each image of a batch
+    independently); a new draw every `Session.run`."""
+    return _random_flip(image, seed, 2, "random_flip_left_right", None)
+
+
+def random_flip_up_down(image, seed=None):
+    """Flips `image` along its height with probability 1/2 (each image of a batch
+    independently)."""
+    return _random_flip(image, seed, 3, "random_flip_up_down", None)
+
+
+# ---------------------------------------------------------------- standardization, dtype
+def per_image_standardization(image, name=None):
+    """`(image - mean) / max(stddev, 1 / sqrt(N))` per image, N = h * w * c (as
+    TensorFlow).
+
+    Args:
+      image: `Tensor` [h, w, c] or [n, h, w, c]; integers are cast to float32.
+    Returns:
+      float `Tensor` of `image`'s shape.
+    """
+    x, was_3d = _image(image, "per_image_standardization")
+    if not x.dtype.is_floating:
+        x = cast(x, _dtypes.float32)
+    h, w = _hw(x)
+    c = x.shape.as_list()[-1]
+    n = float(h * w * c)
+    mean = reduction_ops.reduce_mean(x, [1, 2, 3], keepdims=True)
+    var = reduction_ops.reduce_mean(math_ops.square(x - mean), [1, 2, 3], keepdims=True)
+    std = math_ops.maximum(math_ops.sqrt(var), 1.0 / np.sqrt(n))
+    return _unbatch((x - mean) / std, was_3d, name)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """Converts `image` between dtypes, rescaling values: integers span [0, MAX] of
+    their dtype, floats [0, 1].
+
+    Args:
+      image: `Tensor`.
+      dtype: the target dtype.
+      saturate: clip before casting when converting float to integer (always done for
+        float to integer here, as the values would otherwise wrap).
+    Returns:
+      `Tensor` of `dtype`: int -> float divides by MAX; float -> int multiplies by
+      MAX + 0.5 and truncates (as TensorFlow); int -> int shifts bits; float -> float
+      casts.
+    """
+    x = convert_to_tensor(image)
+    d = _dtypes.as_dtype(dtype)
+    src = x.dtype
+    if src == d:
+        return array_ops.identity(x, name=name)
+    if src.is_integer and d.is_integer:
+        smax, dmax = np.iinfo(src.np).max, np.iinfo(d.np).max
+        if smax > dmax:
+            return cast(math_ops.floordiv(x, (smax + 1) // (dmax + 1)), d, name=name)
+        return math_ops.multiply(cast(x, d), (dmax + 1) // (smax + 1), name=name)
+    if src.is_integer:
+        return math_ops.multiply(cast(x, d), 1.0 / np.iinfo(src.np).max, name=name)
+    if d.is_integer:
+        dmax = np.iinfo(d.np).max
+        scaled = math_ops.multiply(x, dmax + 0.5)
+        scaled = math_ops.minimum(math_ops.maximum(scaled, 0.0), float(dmax))
+        return cast(scaled, d, name=name)
+    return cast(x, d, name=name)
+
+
+# ---------------------------------------------------------------- crops and pads
+def central_crop(image, central_fraction):
+    """The central `central_fraction` (in (0, 1]) of each image's height and width.
+
+    Args:
+      image: `Tensor` [h, w, c] or [n, h, w, c] with static height and width.
+    Returns:
+      `Tensor` [..., h', w', c] with h' = h - 2 * int((h - h * f) / 2) (as TensorFlow).
+    """
+    if not 0 < central_fraction <= 1:
+        raise ValueError(f"central_crop: central_fraction must be in (0, 1]. Received: "
+                         f"{central_fraction}")
+    x, was_3d = _image(image, "central_crop")
+    if central_fraction == 1:
+        return _unbatch(x, was_3d)
+    h, w = _hw(x)
+    oh = int((h - h * central_fraction) / 2)
+    ow = int((w - w * central_fraction) / 2)
+    y = indexing_ops.slice(x, [0, oh, ow, 0], [-1, h - 2 * oh, w - 2 * ow, -1])
+    return _unbatch(y, was_3d)
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """`image[..., offset_height : offset_height + target_height, offset_width : ...,
+    :]` (Python int offsets and sizes).
+
+    Raises:
+      ValueError: if the box does not fit in the image.
+    """
+    x, was_3d = _image(image, "crop_to_bounding_box")
+    h, w = _hw(x)
+    if offset_height < 0 or offset_width < 0 or offset_height + target_height > h or \
+            offset_width + target_width > w or target_height <= 0 or target_width <= 0:
+        raise ValueError(f"crop_to_bounding_box: box ({offset_height}, {offset_width}, "
+                         f"{target_height}, {target_width}) does not fit an image of "
+                         f"height {h} and width {w}")
+    y = indexing_ops.slice(x, [0, int(offset_height), int(offset_width), 0],
+                           [-1, int(target_height), int(target_width), -1])
+    return _unbatch(y, was_3d)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """Pads `image` with zeros to [target_height, target_width], placing it at
+    (offset_height, offset_width) (Python ints).
+
+    Raises:
+      ValueError: if the image does not fit in the target box.
+    """
+    x, was_3d = _image(image, "pad_to_bounding_box")
+    h, w = _hw(x)
+    after_h = target_height - offset_height - h
+    after_w = target_width - offset_width - w
+    if offset_height < 0 or offset_width < 0 or after_h < 0 or after_w < 0:
+        raise ValueError(f"pad_to_bounding_box: an image of height {h} and width {w} at "
+                         f"({offset_height}, {offset_width}) does not fit in "
+                         f"({target_height}, {target_width})")
+    y = array_ops.pad(x, [[0, 0], [int(offset_height), int(after_h)],
+                          [int(offset_width), int(after_w)], [0, 0]])
+    return _unbatch(y, was_3d)
+
+
+def resize_image_with_crop_or_pad(image, target_height, target_width):
+    """Centrally crops or zero-pads `image` to [target_height, target_width]."""
+    x, was_3d = _image(image, "resize_image_with_crop_or_pad")
+    h, w = _hw(x)
+    if h > target_height or w > target_width:
+        ch, cw = min(h, target_height), min(w, target_width)
+        x = crop_to_bounding_box(x, (h - ch) // 2, (w - cw) // 2, ch, cw)
+        h, w = ch, cw
+    if h < target_height or w < target_width:
+        x = pad_to_bounding_box(x, (target_height - h) // 2, (target_width - w) // 2,
+                                target_height, target_width)
+    return _unbatch(x, was_3d)
+
+
+resize_with_crop_or_pad = resize_image_with_crop_or_pad
+
+
+def _dynamic_slice_kernel(x, begin, *, size):
+    return jax.lax.dynamic_slice(x, [begin[i] for i in range(x.ndim)], size)
+
+
+DynamicSlice = OpDef("DynamicSlice", kernel=_dynamic_slice_kernel)
+
+
+@DynamicSlice.shape_fn
+def _dynamic_slice_shape(x, begin, *, size):
+    return TensorSpec(list(size), x.dtype)
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A crop of `size` at a uniformly random offset (a new one every `Session.run`).
+
+    Args:
+      value: `Tensor` with a static shape.
+      size: list of Python ints, one per axis, each <= `value`'s.
+      seed: op seed.
+    Returns:
+      `Tensor` of shape `size`.
+    Raises:
+      ValueError: if `size` does not fit in `value`.
+    """
+    x = convert_to_tensor(value)
+    shape = x.shape.as_list()
+    size = [int(s) for s in size]
+    if None in shape or len(size) != len(shape) or any(s > d for s, d in zip(size, shape)):
+        raise ValueError(f"random_crop: size {size} must fit in the static shape {x.shape}")
+    limit = np.asarray([d - s + 1 for d, s in zip(shape, size)], np.float32)
+    u = random_ops.random_uniform([len(shape)], seed=seed)
+    off = cast(math_ops.floor(u * limit), _dtypes.int32)
+    off = math_ops.minimum(off, convert_to_tensor((limit - 1).astype(np.int32)))
+    return DynamicSlice(x, off, size=tuple(size), name=name)
+
+
+# ---------------------------------------------------------------- colour
+def rgb_to_grayscale(images, name=None):
+    """Luma of RGB images: ``0.2989 R + 0.5870 G + 0.1140 B`` (ITU-R BT.601, as
+    TensorFlow), keeping a channel axis of size 1; integer images are converted through
+    float and back."""
+    x = convert_to_tensor(images)
+    d = x.dtype
+    f = convert_image_dtype(x, _dtypes.float32) if not d.is_floating else x
+    wts = convert_to_tensor(np.asarray([0.2989, 0.5870, 0.1140]), dtype=f.dtype)
+    g = reduction_ops.reduce_sum(f * wts, -1, keepdims=True)
+    return convert_image_dtype(g, d, name=name) if not d.is_floating else \
+        array_ops.identity(g, name=name)
+
+
+def grayscale_to_rgb(images, name=None):
+    """Repeats the single channel three times."""
+    x = convert_to_tensor(images)
+    return array_ops.concat([x, x, x], -1, name=name or "grayscale_to_rgb")
+
+
+def adjust_brightness(image, delta):
+    """`image + delta` (floats; integer images go through float32 [0, 1] and back)."""
+    x = convert_to_tensor(image)
+    if x.dtype.is_floating:
+        return math_ops.add(x, delta)
+    return convert_image_dtype(math_ops.add(convert_image_dtype(x, _dtypes.float32), delta),
+                               x.dtype)
+
+
+def adjust_contrast(images, contrast_factor):
+    """`(x - mean) * contrast_factor + mean`, the mean per image and channel over
+    height and width (as TensorFlow)."""
+    x = convert_to_tensor(images)
+    d = x.dtype
+    f = x if d.is_floating else cast(x, _dtypes.float32)
+    mean = reduction_ops.reduce_mean(f, [f.shape.rank - 3, f.shape.rank - 2], keepdims=True)
+    y = (f - mean) * contrast_factor + mean
+    return y if d.is_floating else cast(math_ops.round(y), d)
+
+
+def random_brightness(image, max_delta, seed=None):
+    """`adjust_brightness` by a delta drawn uniformly from [-max_delta, max_delta)."""
+    if max_delta < 0:
+        raise ValueError(f"random_brightness: max_delta must be non-negative. Received: "
+                         f"{max_delta}")
+    delta = random_ops.random_uniform([], -max_delta, max_delta, seed=seed)
+    return adjust_brightness(image, delta)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """`adjust_contrast` by a factor drawn uniformly from [lower, upper)."""
+    if not 0 <= lower < upper:
+        raise ValueError(f"random_contrast: need 0 <= lower < upper. Received: lower={lower}, "
+                         f"upper={upper}")
+    f = random_ops.random_uniform([], lower, upper, seed=seed)
+    return adjust_contrast(image, f)
