@@ -15,11 +15,12 @@ from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.op_registry import OpDef, convert_to_tensor
 from mylib.core.ops import array_ops, math_ops, reduction_ops
+from mylib.core.ops.constant_ops import constant
 
 __all__ = ["einsum", "tensordot", "eye", "matrix_diag", "matrix_diag_part", "matrix_set_diag",
            "diag", "diag_part", "matrix_band_part", "matrix_inverse", "matrix_determinant",
            "cholesky", "matrix_solve", "matrix_triangular_solve", "trace", "norm",
-           "logdet", "slogdet", "qr", "svd"]
+           "qr", "svd"]  # logdet, slogdet: in ml.linalg only, as TensorFlow
 
 
 def _float(x, what):
@@ -118,7 +119,6 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
     Raises:
       TypeError: if the sizes are not Python ints (mylib needs static sizes here).
     """
-    from mylib.core.ops.constant_ops import constant
     cols = num_rows if num_columns is None else num_columns
     for v, what in ((num_rows, "num_rows"), (cols, "num_columns")):
         if not isinstance(v, (int, np.integer)) or v < 0:

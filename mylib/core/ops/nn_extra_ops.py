@@ -2,7 +2,7 @@
 normalization), `fused_batch_norm`, `xw_plus_b`, `zero_fraction`, `atrous_conv2d`,
 `separable_conv2d`, `top_k`, `normalize_moments`, `sufficient_statistics`, `crelu`.
 
-`LRN` is a primitive (one windowed sum over channels, `lax.reduce_window`); its gradient
+`LRN` is a primitive (one windowed sum of squares over channels); its gradient
 is the generic VJP op. The others are built from existing graph ops, so their gradients
 are those ops'.
 """
@@ -10,12 +10,11 @@ are those ops'.
 from __future__ import annotations
 
 import jax.numpy as jnp
-from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.op_registry import OpDef, TensorSpec, convert_to_tensor
-from mylib.core.ops import array_ops, math_ops, nn_ops, reduction_ops
+from mylib.core.ops import array_ops, indexing_ops, math_ops, nn_ops, reduction_ops
 from mylib.core.ops.cast_ops import cast
 from mylib.core.ops.sequence_ops import top_k  # noqa: F401 - tf.nn.top_k is tf.math.top_k
 
@@ -26,11 +25,11 @@ __all__ = ["lrn", "local_response_normalization", "fused_batch_norm", "xw_plus_b
 
 # ---------------------------------------------------------------- LRN
 def _lrn_kernel(x, *, depth_radius, bias, alpha, beta):
-    r = depth_radius
-    sq = jnp.square(x)
-    pad = [(0, 0)] * (x.ndim - 1) + [(r, r)]
-    window = (1,) * (x.ndim - 1) + (2 * r + 1,)
-    s = lax.reduce_window(sq, jnp.zeros((), x.dtype), lax.add, window, (1,) * x.ndim, pad)
+    r, c = depth_radius, x.shape[-1]
+    sq = jnp.pad(jnp.square(x), [(0, 0)] * (x.ndim - 1) + [(r, r)])
+    # the channel window as a sum of 2r + 1 shifted slices (differentiable, unlike a
+    # generic reduce_window)
+    s = sum(sq[..., k:k + c] for k in range(2 * r + 1))
     return x / jnp.power(bias + alpha * s, beta)
 
 
@@ -136,7 +135,7 @@ def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None, keep_d
     x = convert_to_tensor(x)
     keep = bool(keepdims or keep_dims)
     shape = array_ops.shape(x)
-    count = reduction_ops.reduce_prod(cast(array_ops.gather(shape, list(axes)), x.dtype))
+    count = reduction_ops.reduce_prod(cast(indexing_ops.gather(shape, list(axes)), x.dtype))
     xs = x if shift is None else x - shift
     m_ss = reduction_ops.reduce_sum(xs, axes, keepdims=keep)
     v_ss = reduction_ops.reduce_sum(math_ops.square(xs), axes, keepdims=keep)

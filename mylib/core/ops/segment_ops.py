@@ -16,6 +16,7 @@ import numpy as np
 from mylib import errors
 from mylib.core.op_registry import OpDef, TensorSpec, convert_to_tensor
 from mylib.core.ops.constant_ops import constant_value
+from mylib.core.ops.math_ops import negative
 
 __all__ = ["unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
            "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
@@ -216,8 +217,7 @@ def _tensor_scatter(mode, what):
         shape = tensor.shape.as_list() if tensor.shape.rank is not None else None
         _check_scatter(indices, updates, shape, owner)
         if mode == "sub":
-            from mylib.core.ops.math_ops import negative
-            updates, mode_ = negative(updates), "add"
+                updates, mode_ = negative(updates), "add"
         else:
             mode_ = {"update": "set"}.get(mode, mode)
         return TensorScatter(tensor, indices, updates, mode=mode_, name=name)

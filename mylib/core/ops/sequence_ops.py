@@ -20,10 +20,11 @@ from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, 
                                     convert_to_tensor)
 from mylib.core.ops import array_ops, math_ops, reduction_ops
 from mylib.core.ops.cast_ops import cast
+from mylib.core.ops.constant_ops import constant_value, range as _range
 
 __all__ = ["linspace", "lin_space", "meshgrid", "sequence_mask", "reverse", "reverse_v2",
-           "reverse_sequence", "top_k", "count_nonzero", "is_nan", "is_inf", "atan2",
-           "div_no_nan", "boolean_mask", "unique"]
+           "reverse_sequence", "count_nonzero", "is_nan", "is_inf", "atan2",
+           "div_no_nan", "boolean_mask", "unique"]  # top_k: in ml.math and ml.nn, as TF
 
 
 # ---------------------------------------------------------------- linspace, meshgrid
@@ -106,12 +107,10 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name=None):
     Returns:
       `Tensor` [..., maxlen] of `dtype`.
     """
-    from mylib.core.ops.constant_ops import range as _range
     lengths = convert_to_tensor(lengths)
     if not lengths.dtype.is_integer:
         raise TypeError(f"sequence_mask: `lengths` must be integers, got {lengths.dtype.name}")
     if maxlen is None:
-        from mylib.core.ops.constant_ops import constant_value
         cv = constant_value(lengths)
         if cv is None:
             raise errors.UnimplementedError(
@@ -120,7 +119,6 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name=None):
                 "padded sequence length, `inputs.shape[1]`)")
         maxlen = int(np.max(cv)) if np.size(cv) else 0
     if hasattr(maxlen, "op"):
-        from mylib.core.ops.constant_ops import constant_value
         cv = constant_value(maxlen)
         if cv is None:
             raise errors.UnimplementedError(
