@@ -947,4 +947,8 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     rate_t = convert_to_tensor(rate, dtype_hint=x.dtype)
     keep = math_ops.greater_equal(u, rate_t)
     scale = 1 / (1 - rate_t)
-    return math_ops.multiply(x * scale, math_ops.cast(keep, x.dtype), name=name)
+    out = math_ops.multiply(x * scale, math_ops.cast(keep, x.dtype), name=name)
+    # A rate of unknown shape (``tf.placeholder(tf.float32)`` for keep_prob) is a scalar:
+    # the result has x's shape, as TensorFlow sets it.
+    out.set_shape(x.shape)
+    return out
