@@ -196,3 +196,17 @@ def test_missing_names_say_what_to_use():
                        ("dynamic_partition", "boolean_mask")]:
         with pytest.raises(AttributeError, match=hint):
             getattr(tf, name)
+
+
+def test_where_with_condition_only_gives_coordinates():
+    cv = np.array([[True, False, True], [False, False, True]])
+    with tf.Graph().as_default():
+        c = tf.placeholder(tf.bool, [2, 3])
+        w = tf.where(c)
+        assert w.shape.as_list() == [None, 2] and w.dtype == tf.int64
+        picked = tf.gather_nd(tf.constant(np.arange(6).reshape(2, 3)), w)
+        wv, pv = _run([w, picked], {c: cv})
+        with pytest.raises(ValueError, match="neither"):
+            tf.where(c, tf.ones([2, 3]))
+    np.testing.assert_array_equal(wv, np.argwhere(cv))
+    np.testing.assert_array_equal(pv, [0, 2, 5])

@@ -854,6 +854,20 @@ def _select_grad(op, grad):
     return [None, where(c, grad, z), where(c, z, grad)]
 
 
+def _where_coords_lower(ctx, op, c):
+    return (np.argwhere(np.asarray(c)).astype(np.int64),)
+
+
+# the coordinates form of `where`: a data-dependent shape, so a host op
+WhereCoords = OpDef("Where", lower=_where_coords_lower, host=True)
+NotDifferentiable("Where")
+
+
+@WhereCoords.shape_fn
+def _where_coords_shape(c):
+    return TensorSpec([None, c.shape.rank], _dtypes.int64)
+
+
 def where(condition, x=None, y=None, name=None):
     """Element-wise `x if condition else y`, with broadcasting (TF2's `where`, "SelectV2").
 
@@ -864,13 +878,17 @@ def where(condition, x=None, y=None, name=None):
       `Tensor` of the broadcast shape.
     Raises:
       InvalidArgumentError: if shapes do not broadcast or dtypes differ.
-      UnimplementedError: if `x` and `y` are None (the coordinates form has a dynamic
-        shape, which XLA cannot compile).
+
+    With `condition` only (TensorFlow 1's `tf.where(condition)`): the coordinates of
+    the True (non-zero) entries, an int64 `Tensor` [n, rank(condition)] in row-major
+    order. Differs from TensorFlow: n depends on the data, which XLA cannot compile, so
+    this form runs on the host between the compiled parts of the step.
     """
     if x is None and y is None:
-        raise errors.UnimplementedError(
-            "where(condition) with no x/y returns a dynamic number of coordinates, which "
-            "XLA cannot compile; use where(condition, x, y) or a mask")
+        c = convert_to_tensor(condition)
+        return WhereCoords(c, name=name)
+    if x is None or y is None:
+        raise ValueError("where: give both `x` and `y`, or neither")
     c = convert_to_tensor(condition)
     if hasattr(x, "op") or hasattr(x, "_as_tensor"):
         x = convert_to_tensor(x)
