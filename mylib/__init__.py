@@ -55,9 +55,6 @@ _MISSING = {
     "estimator": "ml.train.MonitoredTrainingSession with hooks, or Model.fit",
     "lite": "nothing: mylib compiles through XLA and has no TensorFlow Lite converter",
     "Supervisor": "ml.train.MonitoredTrainingSession",
-    "TensorArray": "ml.scan or ml.map_fn to build a sequence in a loop, or a while_loop "
-                   "that carries a preallocated tensor and writes step i with "
-                   "ml.tensor_scatter_nd_update(acc, [[i]], [value])",
     "strings": "nothing yet: string tensors are host values; convert in Python (or in "
                "ml.py_func) before feeding numbers",
     "string_to_number": "a Python conversion before feeding (or ml.py_func)",
