@@ -27,3 +27,6 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+
+# TensorFlow's `tf.bool` (`bool_` in `mylib.dtypes`, which must not shadow the builtin).
+bool = dtypes.bool_  # noqa: A001

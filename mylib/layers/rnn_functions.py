@@ -136,7 +136,7 @@ def _reverse_sequences(x_tm, seq):
     src = math_ops.cast(t < lens, _dtypes.int32) * (lens - 1 - t) + \
         math_ops.cast(t >= lens, _dtypes.int32) * t  # [T, B]
     b = _iota(array_ops.shape(x_tm)[1])
-    idx = array_ops.stack([src, array_ops.broadcast_to(b[None, :], array_ops.shape(src))],
+    idx = array_ops.stack([src, b[None, :] + 0 * src],
                           axis=-1)
     return indexing_ops.gather_nd(x_tm, idx)
 
