@@ -1,11 +1,10 @@
 """`tf.contrib.rnn`: the TF1 RNN cells and functions (aliases of `tf.nn.rnn_cell`'s,
-see `mylib.layers.rnn_cell` for their formulas and variable names)."""
+see `mylib.rnn.rnn_cell` for their formulas and variable names)."""
 
-from mylib.layers.rnn_cell import (BasicLSTMCell, BasicRNNCell, DropoutWrapper,  # noqa: F401
-                                   GRUCell, LayerRNNCell, LSTMCell, LSTMStateTuple,
-                                   MultiRNNCell, ResidualWrapper, RNNCell)
-from mylib.layers.rnn_functions import (static_bidirectional_rnn,  # noqa: F401
-                                        static_rnn)
+from mylib.rnn.rnn_cell import (BasicLSTMCell, BasicRNNCell, DropoutWrapper,  # noqa: F401
+                                GRUCell, LayerRNNCell, LSTMCell, LSTMStateTuple,
+                                MultiRNNCell, ResidualWrapper, RNNCell)
+from mylib.rnn.rnn_functions import static_bidirectional_rnn, static_rnn  # noqa: F401
 
 __all__ = ["BasicLSTMCell", "BasicRNNCell", "DropoutWrapper", "GRUCell", "LayerRNNCell",
            "LSTMCell", "LSTMStateTuple", "MultiRNNCell", "ResidualWrapper", "RNNCell",

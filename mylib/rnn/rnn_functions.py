@@ -1,5 +1,5 @@
 """TensorFlow 1's recurrent functions: `dynamic_rnn`, `bidirectional_dynamic_rnn`,
-`static_rnn`, `static_bidirectional_rnn`, on the cells of `mylib.layers.rnn_cell`.
+`static_rnn`, `static_bidirectional_rnn`, on the cells of `mylib.rnn.rnn_cell`.
 
 `dynamic_rnn` runs the cell over time with `mylib.scan` (one `lax.scan` in the compiled
 step, differentiable). With `sequence_length`, as TF1: outputs past each sequence's
@@ -16,7 +16,7 @@ from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, math_ops, random_ops
 from mylib.core.ops.control_flow_ops import scan
 from mylib.core.variable_scope import variable_scope
-from mylib.layers.rnn_cell import _map_structure, _step_noise
+from mylib.rnn.rnn_cell import _map_structure, _step_noise
 
 __all__ = ["dynamic_rnn", "bidirectional_dynamic_rnn", "static_rnn",
            "static_bidirectional_rnn"]
