@@ -145,3 +145,17 @@ def test_batch_normalization_python_bool_and_unsupported_args(g):
     assert "batch_normalization_1/gamma:0" in [v.name for v in tf.global_variables()]
     with pytest.raises(ValueError, match="renorm"):
         tf.layers.batch_normalization(x, renorm=True)
+
+
+def test_layers_share_under_auto_reuse_scope(g):
+    x = tf.placeholder(tf.float32, [None, 3])
+    outs = []
+    for _ in range(2):
+        with tf.variable_scope("net", reuse=tf.AUTO_REUSE):
+            h = tf.layers.dense(x, 4, activation=tf.nn.tanh, name="hidden")
+            outs.append(tf.layers.dense(h, 1, name="out"))
+    assert [v.name for v in tf.trainable_variables()] == [
+        "net/hidden/kernel:0", "net/hidden/bias:0", "net/out/kernel:0", "net/out/bias:0"]
+    with _session(g) as s:
+        a, b = s.run(outs, {x: np.ones((2, 3), np.float32)})
+    np.testing.assert_array_equal(a, b)
