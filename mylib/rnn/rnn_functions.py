@@ -138,7 +138,9 @@ def _reverse_sequences(x_tm, seq):
     b = _iota(array_ops.shape(x_tm)[1])
     idx = array_ops.stack([src, b[None, :] + 0 * src],
                           axis=-1)
-    return indexing_ops.gather_nd(x_tm, idx)
+    out = indexing_ops.gather_nd(x_tm, idx)
+    out.set_shape(x_tm.shape)  # gather_nd cannot see that the shape is unchanged
+    return out
 
 
 def _iota(n):
@@ -224,10 +226,11 @@ def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None,
             x_tm = array_ops.stack([convert_to_tensor(x) for x in inputs])
             seq = None if sequence_length is None else \
                 math_ops.cast(convert_to_tensor(sequence_length), _dtypes.int32)
-            rev = array_ops.unstack(_reverse_sequences(x_tm, seq))
+            rev = array_ops.unstack(_reverse_sequences(x_tm, seq), num=len(inputs))
             out_bw, st_bw = static_rnn(cell_bw, rev, initial_state_bw, dtype, sequence_length,
                                        scope=bw)
-            out_bw = array_ops.unstack(_reverse_sequences(array_ops.stack(out_bw), seq))
+            out_bw = array_ops.unstack(_reverse_sequences(array_ops.stack(out_bw), seq),
+                                       num=len(inputs))
     outs = [array_ops.concat([f, b], 1) for f, b in zip(out_fw, out_bw)]
     return outs, st_fw, st_bw
 

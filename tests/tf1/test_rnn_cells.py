@@ -230,3 +230,18 @@ def test_errors_name_the_alternative():
         tf.contrib.rnn.LSTMBlockCell
     with pytest.raises(ValueError, match="between 0 and 1"):
         tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(2), output_keep_prob=1.5)
+
+
+def test_static_bidirectional_rnn_matches_dynamic(g):
+    x = tf.placeholder(tf.float32, [B, T, D])
+    fw, bw = tf.nn.rnn_cell.GRUCell(H), tf.nn.rnn_cell.GRUCell(H)
+    (of, ob), _ = tf.nn.bidirectional_dynamic_rnn(fw, bw, x, sequence_length=LENS,
+                                                  dtype=tf.float32)
+    outs, sf, sb = tf.contrib.rnn.static_bidirectional_rnn(
+        fw, bw, tf.unstack(x, axis=1), sequence_length=LENS, dtype=tf.float32)
+    assert len(tf.trainable_variables()) == 8  # the cells keep their weights
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        dyn, st = s.run([tf.concat([of, ob], 2), tf.stack(outs, 1)], {x: _data()})
+    np.testing.assert_allclose(dyn, st, rtol=1e-5, atol=1e-6)
+    del sf, sb
