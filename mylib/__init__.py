@@ -17,6 +17,7 @@ from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models, saving  # noqa: F401
 from mylib import train  # noqa: F401
+from mylib import contrib  # noqa: F401
 from mylib import mixed_precision  # noqa: F401
 from mylib import debugging, summary  # noqa: F401
 from mylib import config, data, utils  # noqa: F401
@@ -70,3 +71,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_PROTOS) | set(_FROM_V1))
+
+# TensorFlow's `tf.bool` (`bool_` in `mylib.dtypes`, which must not shadow the builtin).
+bool = dtypes.bool_  # noqa: A001

@@ -26,3 +26,7 @@ from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # no
                                   Minimum, Multiply, Subtract)
 from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401
 from mylib.layers.interop import FlaxLayer, Lambda  # noqa: F401
+from mylib.layers import tf1_functions  # noqa: F401,E402
+from mylib.layers.tf1_functions import (average_pooling1d, average_pooling2d,  # noqa: F401,E402
+                                        batch_normalization, conv1d, conv2d, conv2d_transpose,
+                                        dense, dropout, flatten, max_pooling1d, max_pooling2d)
