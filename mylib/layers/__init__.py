@@ -26,3 +26,7 @@ from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # no
                                   Minimum, Multiply, Subtract)
 from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401
 from mylib.layers.interop import FlaxLayer, Lambda  # noqa: F401
+from mylib.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
+from mylib.layers.preprocessing import CategoryEncoding, Normalization, Rescaling  # noqa: F401
+from mylib.layers.lookup import (Hashing, IntegerLookup, StringLookup,  # noqa: F401
+                                 TextVectorization)
