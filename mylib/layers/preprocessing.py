@@ -180,9 +180,10 @@ class Normalization(Layer):
         """Computes `mean` and `variance` from `data` (see the class doc).
 
         Args:
-          data: a numpy array (or list) ``[N, ...]``, a `mylib.data.Dataset` of batches
+          data: a numpy (or JAX) array ``[N, ...]``, a `mylib.data.Dataset` of batches
             (or of ``(x, y)`` pairs of batches: x is used; a dataset of 1-D samples is
-            batched first), or any iterable of batches.
+            batched first), or any iterable of batches (a list is a list of batches,
+            as in Keras 3).
           steps: optional number of batches read from a dataset or iterable.
         Raises:
           ValueError: a layer made with fixed `mean` / `variance`, empty data, or data
@@ -197,7 +198,7 @@ class Normalization(Layer):
             first = next(iter(data), None)
             if first is not None and np.ndim(_first_of_tuple(first)) == 1:
                 data = data.batch(128)
-        if isinstance(data, (np.ndarray, list)) or hasattr(data, "__array__"):
+        if isinstance(data, np.ndarray) or hasattr(data, "__array__"):
             batches = [np.asarray(data)]
         else:
             batches = (np.asarray(_first_of_tuple(b)) for b in data)
