@@ -284,3 +284,13 @@ def test_text_vectorization_in_dataset_map_and_in_a_model_graph(tmp_path):
     with ml.Graph().as_default():
         again = ml.models.load_model(path)
         np.testing.assert_allclose(again.predict(texts[:, None], verbose=0), out, rtol=1e-6)
+
+
+def test_hashing_without_pyfarmhash_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "farmhash", None)
+    with pytest.raises(ImportError, match=r"pyfarmhash.*mylib\[preprocessing\]"):
+        L.Hashing(num_bins=3)(["a"])
+    # the keyed hash needs no package
+    assert L.Hashing(num_bins=3, salt=133)([["A"]]).ravel().tolist() == [0]
