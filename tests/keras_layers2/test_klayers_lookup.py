@@ -279,6 +279,13 @@ def test_text_vectorization_in_dataset_map_and_in_a_model_graph(tmp_path):
     model = ml.Model(inp, L.Dense(1)(L.GlobalAveragePooling1D()(emb)))
     out = model.predict(texts[:, None], verbose=0)
     assert out.shape == (4, 1)
+    # fit / evaluate take string arrays (unicode or object) for a string input
+    model.compile(optimizer=ml.optimizers.Adam(0.1), loss="binary_crossentropy",
+                  metrics=["accuracy"])
+    x_fit = np.repeat(texts.astype(str), 8)[:, None]
+    model.fit(x_fit, np.repeat(labels, 8), epochs=6, batch_size=8, verbose=0)
+    assert model.evaluate(texts[:, None], labels, verbose=0)[1] == 1.0
+    out = model.predict(texts[:, None], verbose=0)
     path = os.path.join(tmp_path, "m.mylib")
     model.save(path)
     with ml.Graph().as_default():
