@@ -30,3 +30,7 @@ from mylib.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax 
 from mylib.layers.preprocessing import CategoryEncoding, Normalization, Rescaling  # noqa: F401
 from mylib.layers.lookup import (Hashing, IntegerLookup, StringLookup,  # noqa: F401
                                  TextVectorization)
+from mylib.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401
+from mylib.layers.utility_layers import (Identity, SeparableConv2D,  # noqa: F401
+                                         UnitNormalization)
+SeparableConvolution2D = SeparableConv2D  # Keras's alias
