@@ -120,7 +120,7 @@ def _to_host(x):
     """A Python / numpy / JAX value as a numpy array (strings as str objects)."""
     a = np.asarray(x)
     if a.dtype.kind == "S" or (a.dtype == object and any(isinstance(v, bytes)
-                                                         for v in a.ravel()[:1])):
+                                                         for v in a.ravel())):
         a = np.vectorize(_as_text, otypes=[object])(a) if a.size else a.astype(object)
     elif a.dtype.kind == "U":
         a = a.astype(object)
@@ -129,21 +129,33 @@ def _to_host(x):
 
 def _encode_np(idx, mode, depth, weights=None):
     """numpy twin of `preprocessing.encode_categorical` (ids outside [0, depth) give no
-    slot; rank-1 input is one sample for multi_hot / count)."""
-    idx = np.asarray(idx)
+    slot; rank-1 input is one sample for multi_hot / count). Memory is that of the
+    output (a scatter, not a one-hot tensor per token)."""
+    idx = np.asarray(idx, np.int64)
     if idx.ndim == 0:
         idx = idx.reshape(1)
-    if mode == "one_hot" and idx.ndim > 1 and idx.shape[-1] == 1:
-        idx = idx[..., 0]
-    hot = (idx[..., None] == np.arange(depth)).astype(np.float32)
     if mode == "one_hot":
-        return hot
+        if idx.ndim > 1 and idx.shape[-1] == 1:
+            idx = idx[..., 0]
+        flat = idx.reshape(-1)
+        out = np.zeros((flat.size, depth), np.float32)
+        ok = (flat >= 0) & (flat < depth)
+        out[np.nonzero(ok)[0], flat[ok]] = 1.0
+        return out.reshape(idx.shape + (depth,))
+    lead = idx.shape[:-1]
+    rows_n = int(np.prod(lead)) if lead else 1
+    flat = idx.reshape(rows_n, idx.shape[-1])
+    rows = np.repeat(np.arange(rows_n), flat.shape[1])
+    flat = flat.reshape(-1)
+    ok = (flat >= 0) & (flat < depth)
+    out = np.zeros((rows_n, depth), np.float32)
     if mode == "multi_hot":
-        return hot.max(axis=-2) if hot.shape[-2] else np.zeros(hot.shape[:-2] + (depth,),
-                                                                np.float32)
-    if weights is not None:
-        hot = hot * np.asarray(weights, np.float32)[..., None]
-    return hot.sum(axis=-2)
+        out[rows[ok], flat[ok]] = 1.0
+    else:
+        w = np.ones(flat.shape, np.float32) if weights is None else \
+            np.broadcast_to(np.asarray(weights, np.float32), idx.shape).reshape(-1)
+        np.add.at(out, (rows[ok], flat[ok]), w[ok])
+    return out.reshape(lead + (depth,))
 
 
 class _HostLayer(Layer):
@@ -542,14 +554,14 @@ class _IndexLookup(_HostLayer):
         start = self._token_start()
         flat = arr.ravel().tolist()
         if self.invert:
-            table = {i + start: t for i, t in enumerate(self._vocab or ())}
+            table = self._table(inverse=True)
             out = [table.get(int(i), self.oov_token) for i in flat]
             if self.mask_token is not None:
                 out = [self.mask_token if int(i) == 0 else t for i, t in zip(flat, out)]
             res = np.empty(len(out), object if self._is_string else np.int64)
             res[:] = out
             return res.reshape(arr.shape)
-        table = {t: i + start for i, t in enumerate(self._vocab or ())}
+        table = self._table()
         masked = -1
         out = np.empty(len(flat), np.int64)
         bucket = self._oov_bucket() if self.num_oov_indices > 1 else None
@@ -574,6 +586,17 @@ class _IndexLookup(_HostLayer):
                 f"vocabulary, found OOV values {oov[:10]}, consider setting "
                 "`num_oov_indices=1`.")
         return out.reshape(arr.shape)
+
+    def _table(self, inverse=False):
+        """token -> id (or id -> token), built once per vocabulary."""
+        vocab = self._vocab or ()
+        cache = self.__dict__.get("_table_cache")
+        if cache is None or cache[0] is not vocab or cache[1] != self._token_start():
+            start = self._token_start()
+            cache = (vocab, start, {t: i + start for i, t in enumerate(vocab)},
+                     {i + start: t for i, t in enumerate(vocab)})
+            self.__dict__["_table_cache"] = cache
+        return cache[3] if inverse else cache[2]
 
     def _check_ready(self):
         if self.output_mode != "int" and not self.pad_to_max_tokens and self._vocab is None:
@@ -901,18 +924,20 @@ class TextVectorization(_HostLayer):
         if length is None:
             length = max((len(d) for d in docs), default=0)
         if self.output_mode == "int":
-            out = np.zeros((len(docs), length), np.int64)
-            for r, d in enumerate(docs):
-                if d:
-                    ids = lk._lookup(np.asarray(d[:length], dtype=object))
-                    out[r, :len(ids)] = ids
-            return out[0] if scalar else out
-        width = max((len(d) for d in docs), default=0)
-        ids = np.full((len(docs), width), -1, np.int64)  # -1: no slot
-        for r, d in enumerate(docs):
-            if d:
-                ids[r, :len(d)] = lk._lookup(np.asarray(d, dtype=object))
-        out = lk._encode(ids)
+            docs = [d[:length] for d in docs]
+        else:
+            length = max((len(d) for d in docs), default=0)
+        # One lookup for all the tokens of the call, then scattered into the rows.
+        flat = np.empty(sum(len(d) for d in docs), object)
+        flat[:] = [t for d in docs for t in d]
+        found = lk._lookup(flat)
+        fill = 0 if self.output_mode == "int" else -1  # padding; -1: no slot
+        ids = np.full((len(docs), length), fill, np.int64)
+        rows = np.repeat(np.arange(len(docs)), [len(d) for d in docs])
+        cols = np.concatenate([np.arange(len(d)) for d in docs]) if docs else \
+            np.zeros(0, np.int64)
+        ids[rows, cols] = found
+        out = ids if self.output_mode == "int" else lk._encode(ids)
         return out[0] if scalar else out
 
     def _output_dtype(self):

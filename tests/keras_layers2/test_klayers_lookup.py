@@ -276,7 +276,7 @@ def test_text_vectorization_in_dataset_map_and_in_a_model_graph(tmp_path):
     # inside a model: the layer is one host op on a string input
     inp = L.Input((1,), dtype="string")
     emb = L.Embedding(tv.vocabulary_size(), 4)(tv(inp))
-    model = ml.Model(inp, L.Dense(1)(L.GlobalAveragePooling1D()(emb)))
+    model = ml.Model(inp, L.Dense(1, activation="sigmoid")(L.GlobalAveragePooling1D()(emb)))
     out = model.predict(texts[:, None], verbose=0)
     assert out.shape == (4, 1)
     # fit / evaluate take string arrays (unicode or object) for a string input
