@@ -24,7 +24,7 @@ def make_table(n, seed):
 
 def main(epochs=8):
     num_tr, cp_tr, thal_tr, y_tr = make_table(800, 0)
-    num_va, cp_va, thal_va, y_va = make_table(300, 1)
+    num_va, cp_va, thal_va, y_va = make_table(320, 1)
 
     thal_lookup = L.StringLookup(output_mode="one_hot")
     thal_lookup.adapt(thal_tr)

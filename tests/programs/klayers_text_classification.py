@@ -31,15 +31,15 @@ def make_sentences(n, seed):
 
 
 def main(epochs=5):
-    x_tr, y_tr = make_sentences(1000, 0)
-    x_va, y_va = make_sentences(300, 1)
+    x_tr, y_tr = make_sentences(960, 0)
+    x_va, y_va = make_sentences(320, 1)
     vectorize = L.TextVectorization(max_tokens=200, output_sequence_length=16)
     vectorize.adapt(ml.data.Dataset.from_tensor_slices(x_tr).batch(128))
 
     def to_ids(text, label):
         return vectorize(text), label
 
-    train_ds = (ml.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(1000, seed=0)
+    train_ds = (ml.data.Dataset.from_tensor_slices((x_tr, y_tr)).shuffle(960, seed=0)
                 .batch(32).map(to_ids).prefetch(2))
     val_ds = ml.data.Dataset.from_tensor_slices((x_va, y_va)).batch(64).map(to_ids)
 
