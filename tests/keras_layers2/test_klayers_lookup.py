@@ -56,7 +56,8 @@ def test_hashing_output_modes_config_and_graph():
     again = L.Hashing.from_config(cfg)
     assert cfg["salt"] == [7, 7] and again.get_config() == {**cfg, "name": again.name}
     # floats are cast to int64 first, as Keras
-    np.testing.assert_array_equal(L.Hashing(7)(np.array([1.7, 2.2])), L.Hashing(7)(np.array([1, 2])))
+    np.testing.assert_array_equal(L.Hashing(7)(np.array([1.7, 2.2])),
+                                  L.Hashing(7)(np.array([1, 2])))
     # inside a graph: one host op
     inp = L.Input((2,), dtype="int64")
     out = L.Hashing(num_bins=11)(inp)
