@@ -126,3 +126,17 @@ def test_save_and_load_round_trip(tmp_path):
     with ml.Graph().as_default():
         again = ml.models.load_model(path)
         _close(again.predict(x, verbose=0), want)
+
+
+@pytest.mark.parametrize("cls,kw", [
+    ("SeparableConv1D", {"filters": 4, "kernel_size": 3}),
+    ("SeparableConv1D", {"filters": 3, "kernel_size": 2, "strides": 2, "padding": "same",
+                         "depth_multiplier": 2, "dilation_rate": 1, "activation": "tanh"}),
+    ("DepthwiseConv1D", {"kernel_size": 3, "depth_multiplier": 2}),
+    ("DepthwiseConv1D", {"kernel_size": 2, "dilation_rate": 2, "padding": "same",
+                         "use_bias": False, "data_format": "channels_first"})])
+def test_1d_separable_and_depthwise_conv_match_keras(cls, kw):
+    x = rs.randn(2, 9, 3).astype(np.float32)
+    _same(getattr(L, cls)(**kw), getattr(keras.layers, cls)(**kw), x, 1e-4)
+    assert getattr(L, cls)(**kw).compute_output_shape((2, 9, 3)) == \
+        getattr(keras.layers, cls)(**kw).compute_output_shape((2, 9, 3))
