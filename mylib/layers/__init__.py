@@ -31,7 +31,7 @@ from mylib.layers.preprocessing import CategoryEncoding, Normalization, Rescalin
 from mylib.layers.lookup import (Hashing, IntegerLookup, StringLookup,  # noqa: F401
                                  TextVectorization)
 from mylib.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401
-from mylib.layers.utility_layers import (DepthwiseConv1D, Identity,  # noqa: F401
-                                         SeparableConv1D, SeparableConv2D,
-                                         UnitNormalization)
+from mylib.layers.utility_layers import (Cropping3D, DepthwiseConv1D,  # noqa: F401
+                                         Identity, SeparableConv1D, SeparableConv2D,
+                                         UnitNormalization, ZeroPadding3D)
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D  # aliases

@@ -1,11 +1,12 @@
 """Small Keras 3 layers: `Identity`, `UnitNormalization`, `SeparableConv1D`,
-`SeparableConv2D` and `DepthwiseConv1D`."""
+`SeparableConv2D`, `DepthwiseConv1D`, `ZeroPadding3D` and `Cropping3D`."""
 
 from __future__ import annotations
 
 from mylib.core.ops import math_ops, nn_ops, reduction_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
+from mylib.layers.reshaping import Cropping2D, ZeroPadding2D
 from mylib.layers.convolutional import (BaseConv, conv_output_length, normalize_data_format,
                                         normalize_padding, normalize_tuple,
                                         to_channels_first, to_channels_last)
@@ -263,3 +264,34 @@ class DepthwiseConv1D(BaseConv):
             cfg[b] = cfg.pop(a)
         cfg["depth_multiplier"] = self.depth_multiplier
         return cfg
+
+
+class ZeroPadding3D(ZeroPadding2D):
+    """Pads the three spatial axes of ``[batch, d1, d2, d3, channels]`` with zeros
+    (Keras 3's `ZeroPadding3D`).
+
+    Args:
+      padding: int (all sides), 3 ints (symmetric per axis) or 3 (before, after) pairs.
+      data_format: "channels_last" (default) or "channels_first".
+    """
+
+    _rank = 3
+
+    def __init__(self, padding=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(padding, data_format, **kwargs)
+
+
+class Cropping3D(Cropping2D):
+    """Removes borders of the three spatial axes (Keras 3's `Cropping3D`).
+
+    Args:
+      cropping: int, 3 ints (symmetric per axis) or 3 (before, after) pairs.
+      data_format: "channels_last" (default) or "channels_first".
+    Raises:
+      ValueError: a cropping that leaves nothing of an axis.
+    """
+
+    _rank = 3
+
+    def __init__(self, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(cropping, data_format, **kwargs)

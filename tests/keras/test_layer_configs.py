@@ -142,6 +142,8 @@ SPECIFIC = {
                         "pointwise_regularizer": lambda: R.L2(0.02),
                         "pointwise_constraint": lambda: C.NonNeg()},
     "DepthwiseConv1D": {"kernel_size": 3, "depth_multiplier": 2},
+    "Cropping3D": {"cropping": ((1, 2), (0, 1), (2, 0))},
+    "ZeroPadding3D": {"padding": ((1, 2), (0, 1), (2, 0))},
     "TextVectorization": {"max_tokens": 20, "standardize": "lower", "split": "character",
                           "ngrams": 2, "output_sequence_length": 5, "vocabulary": ["a", "b"]},
 }

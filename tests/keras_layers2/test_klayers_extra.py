@@ -140,3 +140,14 @@ def test_1d_separable_and_depthwise_conv_match_keras(cls, kw):
     _same(getattr(L, cls)(**kw), getattr(keras.layers, cls)(**kw), x, 1e-4)
     assert getattr(L, cls)(**kw).compute_output_shape((2, 9, 3)) == \
         getattr(keras.layers, cls)(**kw).compute_output_shape((2, 9, 3))
+
+
+@pytest.mark.parametrize("cls,arg", [("ZeroPadding3D", {}), ("ZeroPadding3D", {"padding": 2}),
+                                     ("ZeroPadding3D", {"padding": ((1, 0), (0, 2), (1, 1)),
+                                                        "data_format": "channels_first"}),
+                                     ("Cropping3D", {}), ("Cropping3D", {"cropping": (1, 0, 2)}),
+                                     ("Cropping3D", {"cropping": ((0, 1), (1, 1), (2, 0)),
+                                                     "data_format": "channels_first"})])
+def test_3d_padding_and_cropping_match_keras(cls, arg):
+    x = rs.randn(2, 5, 6, 7, 3).astype(np.float32)
+    _close(getattr(L, cls)(**arg)(x), getattr(keras.layers, cls)(**arg)(x))
