@@ -138,7 +138,7 @@ class Normalization(Layer):
             self.adapt_variance = self.add_weight("variance", self._stats_shape, "ones",
                                                   trainable=False)
             self.count = self.add_weight("count", (), "zeros", trainable=False,
-                                         dtype="int64")
+                                         dtype="int32")  # Keras 3's dtype "int"
         else:
             self._fixed = (self._broadcast_stat(self.input_mean),
                            self._broadcast_stat(self.input_variance))

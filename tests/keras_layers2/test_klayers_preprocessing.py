@@ -38,7 +38,7 @@ def test_normalization_adapt_matches_keras(axis):
     _close(ours(X), theirs(X), 1e-4)
     got = ours.get_weights()
     want = theirs.get_weights()
-    assert [w.shape for w in got] == [w.shape for w in want]
+    assert [(w.shape, w.dtype) for w in got] == [(w.shape, w.dtype) for w in want]
     _close(got[0], want[0], 1e-5)  # mean
     _close(got[1], want[1], 1e-4)  # population variance
     _close(got[1], X.var(axis=tuple(d for d in range(3) if d not in
