@@ -550,7 +550,6 @@ class _IndexLookup(_HostLayer):
     def _lookup(self, arr):
         """ids (int64, -1 for masked tokens outside ``"int"`` mode) of a token array,
         or tokens of an id array when inverted."""
-        start = self._token_start()
         flat = arr.ravel().tolist()
         if self.invert:
             table = self._table(inverse=True)
@@ -561,29 +560,30 @@ class _IndexLookup(_HostLayer):
             res[:] = out
             return res.reshape(arr.shape)
         table = self._table()
-        masked = -1
-        out = np.empty(len(flat), np.int64)
-        bucket = self._oov_bucket() if self.num_oov_indices > 1 else None
-        oov = []
-        for k, t in enumerate(flat):
-            if self.mask_token is not None and t == self.mask_token:
-                out[k] = 0 if self.output_mode == "int" else masked
-                continue
-            i = table.get(t)
-            if i is None:
-                if self.num_oov_indices == 0:
-                    oov.append(t)
-                    i = -1
-                elif bucket is None:
-                    i = self._oov_start()
-                else:
-                    i = self._oov_start() + bucket(t)
-            out[k] = i
-        if oov:
-            raise errors.InvalidArgumentError(
-                f'Layer "{self.name}": when `num_oov_indices=0` all inputs should be in '
-                f"vocabulary, found OOV values {oov[:10]}, consider setting "
-                "`num_oov_indices=1`.")
+        get = table.get
+        out = np.fromiter((get(t, -1) for t in flat), np.int64, count=len(flat))
+        is_mask = None
+        if self.mask_token is not None:
+            eq = arr.ravel() == self.mask_token
+            is_mask = np.asarray(eq, bool) if np.shape(eq) == (len(flat),) else \
+                np.zeros(len(flat), bool)
+        miss = out == -1
+        if is_mask is not None:
+            miss &= ~is_mask
+        if miss.any():
+            where = np.nonzero(miss)[0]
+            if self.num_oov_indices == 0:
+                raise errors.InvalidArgumentError(
+                    f'Layer "{self.name}": when `num_oov_indices=0` all inputs should be in '
+                    f"vocabulary, found OOV values {[flat[i] for i in where[:10]]}, consider "
+                    "setting `num_oov_indices=1`.")
+            if self.num_oov_indices == 1:
+                out[where] = self._oov_start()
+            else:
+                bucket = self._oov_bucket()
+                out[where] = [self._oov_start() + bucket(flat[i]) for i in where]
+        if is_mask is not None:
+            out[is_mask] = 0 if self.output_mode == "int" else -1  # -1: dropped
         return out.reshape(arr.shape)
 
     def _table(self, inverse=False):
