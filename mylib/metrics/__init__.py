@@ -36,7 +36,8 @@ from mylib.metrics.accuracy_metrics import (
     top_k_categorical_accuracy,
 )
 from mylib.metrics.base import Mean, MeanMetricWrapper, Metric, Reduce, Sum
-from mylib.metrics.confusion_metrics import AUC, Precision, Recall
+from mylib.metrics.confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision,
+                                             Recall, TrueNegatives, TruePositives)
 from mylib.metrics.f_score_metrics import F1Score, FBetaScore
 from mylib.metrics.iou_metrics import MeanIoU
 from mylib.metrics.regression_metrics import (
@@ -53,7 +54,8 @@ __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "categorical_accuracy", "sparse_categorical_accuracy", "get", "resolve_accuracy",
            "RootMeanSquaredError", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "Precision",
-           "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score"]
+           "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score", "TruePositives",
+           "FalsePositives", "TrueNegatives", "FalseNegatives"]
 
 # TensorFlow 1's streaming metrics (`tf.metrics.*`): `accuracy` becomes TF1's here;
 # Keras's per-sample function stays in `accuracy_metrics` and `get` maps one to the other.
@@ -69,7 +71,8 @@ _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, Categor
                                     SparseCategoricalAccuracy, MeanSquaredError,
                                     MeanAbsoluteError, RootMeanSquaredError,
                                     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
-                                    Precision, Recall, AUC, FBetaScore, F1Score)}
+                                    Precision, Recall, AUC, FBetaScore, F1Score, TruePositives,
+                                    FalsePositives, TrueNegatives, FalseNegatives)}
 _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
             "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
