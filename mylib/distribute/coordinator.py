@@ -326,7 +326,7 @@ class ClusterCoordinator:
         if self._threads:
             return
         self.strategy._ensure_started()
-        self._ext.ship_graph()
+        self._ext.recovery.run(self._ext.ship_graph, "sending the graph to the tasks")
         import ray
 
         for i, w in enumerate(self._ext.worker_handles):
@@ -485,10 +485,11 @@ class ClusterCoordinator:
 
         w = self._ext.worker_handles[i]
         left = lambda: max(deadline - time.monotonic(), 0.05)  # noqa: E731
-        try:  # already brought back by another of this worker's threads?
+        try:  # already brought back (the process set up last time, current graph)?
             info = ray.get(w.ping.remote(), timeout=min(5, left()))
-            self._note_pid(i, info[2])
-            if info[3] == self._ext._shipped:
+            with self._cond:
+                known = self._worker_pids.get(i)
+            if info[2] == known and info[3] == self._ext._shipped:
                 return True
         except Exception:  # noqa: BLE001 - still down
             pass

@@ -117,16 +117,11 @@ def _read_all(checkpoint_dir, ptr):
             for k, rel in ptr["tasks"].items()}
 
 
-def keys_in(checkpoint_dir, ptr):
-    """The variable keys checkpoint `ptr` holds."""
-    return {key for arrays in _read_all(checkpoint_dir, ptr).values() for key in arrays}
-
-
 def restore_all(strategy, checkpoint_dir, ptr=None):
     """Sets the variables of *every* parameter server from one checkpoint (`ptr`,
     default the newest), so that together they hold a state that existed; every file
     is read and checked before any server changes. Variables the checkpoint does not
-    hold keep their values. Returns the checkpoint's step.
+    hold keep their values. Returns ``(step, keys restored)``.
 
     Raises:
       NotFoundError: there is no checkpoint. DataLossError: a file is damaged.
@@ -144,4 +139,4 @@ def restore_all(strategy, checkpoint_dir, ptr=None):
     refs = [handles[k].set_values.remote(arrays) for k, arrays in by_task.items() if arrays]
     _rget(ray, refs, max(strategy._rpc_timeout, 120),
           "parameter servers (restoring a checkpoint)")
-    return int(ptr["step"])
+    return int(ptr["step"]), {key for arrays in by_task.values() for key in arrays}

@@ -212,8 +212,8 @@ class Recovery:
                 f"(first error: {short(error)})")
         for k in lost:
             ext.reship_to(ext.ps_handles[k])
-        step = ps_checkpoint.restore_all(s, s.checkpoint_dir, ptr)
-        self._init_missing(lost, ptr)
+        step, have = ps_checkpoint.restore_all(s, s.checkpoint_dir, ptr)
+        self._init_missing(lost, have)
         coord = s._coordinator
         if coord is not None:
             self.steps_lost += coord._rolled_back_to(step)
@@ -222,18 +222,16 @@ class Recovery:
         if s._ray_local is not None:
             s._ray_local.record_processes()
 
-    def _init_missing(self, lost, ptr):
+    def _init_missing(self, lost, have):
         """Initializes the variables of the restarted servers that the checkpoint
-        does not hold (created after it), from their own initializers."""
-        from mylib.distribute import ps_checkpoint
+        does not hold (`have`: the keys it holds; the others were created after it),
+        from their own initializers."""
         from mylib.runtime.keras_session import get_session
 
-        s = self._s
-        ext = s._extended
-        g = ext.graph()
+        g = self._s._extended.graph()
         if g is None:
             return
-        have = ps_checkpoint.keys_in(s.checkpoint_dir, ptr)
+        ext = self._s._extended
         todo = [v for key, v in list(g._variables.items())
                 if ext.task_of_key(key) in lost and key not in have]
         if todo:
