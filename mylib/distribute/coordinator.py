@@ -319,7 +319,10 @@ class ClusterCoordinator:
         self.strategy._ensure_started()
         import ray
 
-        ray.get([w.create_dataset.remote(ds._key, ds._fn) for w in self._ext.worker_handles])
+        from mylib.distribute.parameter_server import _rget
+
+        _rget(ray, [w.create_dataset.remote(ds._key, ds._fn) for w in self._ext.worker_handles],
+              self.strategy._rpc_timeout, "workers (creating a per-worker dataset)")
 
     # ------------------------------------------------------------ workers
     def _start_threads(self):

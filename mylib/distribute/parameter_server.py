@@ -111,7 +111,9 @@ class _RemoteStore:
         refs = {t: self.ext.ps_handles[t].get_values.remote([k for _, k in items])
                 for t, items in by_task.items()}
         for t, items in by_task.items():
-            vals = _rget(ray, refs[t], self.ext.rpc_timeout, f"/job:ps/task:{t}")
+            vals = _rget(ray, refs[t], self.ext.rpc_timeout,
+                         f"parameter server /job:ps/task:{t}")
+            _check_state(vals, t)
             for (i, _), v in zip(items, vals):
                 out[i] = v
         return out
@@ -129,6 +131,15 @@ class _RemoteStore:
             by_task.setdefault(self.ext.task_of_key(k), {})[k] = np.asarray(v)
         refs = [self.ext.ps_handles[t].set_values.remote(d) for t, d in by_task.items()]
         _rget(ray, refs, self.ext.rpc_timeout, "parameter servers")
+
+
+def _check_state(answer, task):
+    """Raises UnavailableError when parameter server `task` answered that it has no
+    graph: Ray restarted it and its values are lost until it is restored."""
+    if isinstance(answer, str) and answer in (ps_runtime.NEED_GRAPH, NEED_RESTORE):
+        raise errors.UnavailableError(
+            f"parameter server /job:ps/task:{task} restarted and lost its state; it must "
+            "be restored before training continues")
 
 
 def _rget(ray, refs, timeout, what):

@@ -48,7 +48,7 @@ def save(strategy, checkpoint_dir, step):
     """
     import ray
 
-    from mylib.distribute.parameter_server import _rget
+    from mylib.distribute.parameter_server import _check_state, _rget
 
     os.makedirs(checkpoint_dir, exist_ok=True)
     ext = strategy.extended
@@ -62,6 +62,7 @@ def save(strategy, checkpoint_dir, step):
     for k, keys in by_task.items():
         vals = _rget(ray, refs[k], max(strategy._rpc_timeout, 120),
                      f"/job:ps/task:{k} (saving a checkpoint)")
+        _check_state(vals, k)
         arrays = {key: v for key, v in zip(keys, vals) if v is not None}
         path = os.path.join(sub, f"task-{k}.ckpt")
         write_checkpoint_file(path, arrays)

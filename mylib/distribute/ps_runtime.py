@@ -10,9 +10,11 @@ sockets).
 `LocalRay` starts the embedded single-machine cluster: loopback only, Ray's token
 authentication on (a fresh random token, kept in the environment of this process and
 its Ray processes, never written to disk), no dashboard, its session files in a
-private temporary directory (``/tmp/mylib-ray-*``, mode 0700 throughout: Ray makes
-its subdirectories world-writable, `LocalRay.secure` takes that back) removed by
-`LocalRay.stop`. The directory holds ``mylib-owner.json``: the process that started
+private temporary directory removed by `LocalRay.stop`: ``/tmp/mylib-ray-*``, mode
+0700, holding Ray's own directory ``ray/``. Ray makes its directory and everything in
+it world-writable (0777) as it starts; the 0700 parent, which Ray does not touch, keeps
+other users out from the start, and `LocalRay.secure` takes the modes back as soon as
+Ray has started. The directory holds ``mylib-owner.json``: the process that started
 the cluster and the Ray processes it saw, each with its start time. A driver killed
 with -9 cannot stop its cluster; the next `LocalRay` started by the same user removes
 what such a dead predecessor left (`clean_stale`): its processes, matched by PID *and*
@@ -118,7 +120,8 @@ class LocalRay:
                 from mylib._compat import ray_adapter
 
                 ray_adapter.init_local(
-                    self.temp_dir, num_cpus=num_cpus, include_dashboard=False,
+                    os.path.join(self.temp_dir, "ray"), num_cpus=num_cpus,
+                    include_dashboard=False,
                     configure_logging=False, log_to_driver=True,
                     object_store_memory=object_store_memory)
         except BaseException:
@@ -382,9 +385,10 @@ class TaskServer:
 
     @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def get_values(self, keys):
-        """Host copies of variables `keys` (None where uninitialized)."""
+        """Host copies of variables `keys` (None where uninitialized), or
+        `NEED_GRAPH` from a task that has no graph (restarted, its values lost)."""
         if self.session is None:
-            return [None] * len(keys)
+            return NEED_GRAPH
         return self.session.read_variables(list(keys))
 
     @with_x64

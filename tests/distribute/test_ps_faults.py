@@ -215,6 +215,15 @@ def test_sync_worker_killed_rejoins_the_step(time_limit):
         assert s.stats["worker_restarts"] >= 1
         assert s.stats["closures_retried"] == 0  # resubmitted within its step
         assert s.stats["dropped_gradients"] == 0
+        # Without checkpoint_dir a lost parameter server cannot be restored: reads
+        # and steps from this process raise mylib's UnavailableError, never Ray's.
+        os.kill(_ps_pid(s, 0), signal.SIGKILL)
+        for _ in range(2):  # while Ray restarts it, and once it has
+            with pytest.raises(ml.errors.UnavailableError, match="parameter server"):
+                sess.run(w)
+            with pytest.raises(ml.errors.UnavailableError, match="parameter server"):
+                ml.layers.backend.get_values([w])
+            time.sleep(3)
     finally:
         s.close()
 
