@@ -243,8 +243,10 @@ _DRIVER = textwrap.dedent("""
         print(s._ray_local.temp_dir, flush=True)
         time.sleep(600)
     else:  # the next start of an embedded cluster (what a strategy starts)
+        import json
         from mylib.distribute.ps_runtime import LocalRay
         r = LocalRay(num_cpus=1)
+        print(json.dumps(r._pids), flush=True)
         print(r.temp_dir, flush=True)
         r.stop()
 """)
@@ -277,7 +279,10 @@ def test_next_driver_removes_what_a_killed_driver_left(tmp_path, time_limit):
     second = subprocess.run([sys.executable, str(script), "next"], capture_output=True,
                             text=True, env=env, timeout=180)
     assert second.returncode == 0, second.stderr[-3000:]
-    temp2 = second.stdout.strip().splitlines()[-1]
+    lines = second.stdout.strip().splitlines()
+    temp2 = lines[-1]
+    procs2 = {int(p): t for p, t in json.loads(lines[-2]).items()}
+    assert procs2
     # The second driver removed the first one's directory and its processes, and its
     # own close left nothing.
     assert not os.path.exists(temp)
@@ -287,6 +292,7 @@ def test_next_driver_removes_what_a_killed_driver_left(tmp_path, time_limit):
         time.sleep(0.2)
     assert not [p for p, t in procs.items() if _same_process(p, t)]
     assert temp2 != temp and not os.path.exists(temp2)
+    assert not [p for p, t in procs2.items() if _same_process(p, t)]
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     assert not [ln for ln in out.splitlines() if temp in ln or temp2 in ln]
 
