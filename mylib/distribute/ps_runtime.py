@@ -109,6 +109,7 @@ class LocalRay:
         clean_stale(TEMP_BASE)
         self.temp_dir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=TEMP_BASE)
         self._pids = {}
+        self._record_lock = threading.Lock()  # coordinator threads record concurrently
         self._write_owner()
         import warnings
 
@@ -149,15 +150,16 @@ class LocalRay:
         and whenever tasks (re)start."""
         if self._ray is None:
             return
-        try:
-            for pid in _descendants(os.getpid(), self.temp_dir):
-                t = _start_time(pid)
-                if t is not None:
-                    self._pids[pid] = t
-            self._write_owner()
-        except OSError:
-            pass  # no /proc (not Linux): nothing to record
-        self.secure()
+        with self._record_lock:
+            try:
+                for pid in _descendants(os.getpid(), self.temp_dir):
+                    t = _start_time(pid)
+                    if t is not None:
+                        self._pids[pid] = t
+                self._write_owner()
+            except OSError:
+                pass  # no /proc (not Linux): nothing to record
+            self.secure()
 
     def secure(self):
         """Takes back group and other permissions on everything under the directory
@@ -182,7 +184,8 @@ class LocalRay:
             self._ray = None
             self._restore()
             # Processes Ray leaves behind (its agents outlive the raylet for a while).
-            _kill_recorded(self._pids, grace=2.0)
+            with self._record_lock:
+                _kill_recorded(dict(self._pids), grace=2.0)
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 

@@ -223,7 +223,7 @@ def test_sync_worker_killed_rejoins_the_step(time_limit):
                 sess.run(w)
             with pytest.raises(ml.errors.UnavailableError, match="parameter server"):
                 ml.layers.backend.get_values([w])
-            time.sleep(3)
+            time.sleep(2)
     finally:
         s.close()
 
