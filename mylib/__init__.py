@@ -18,6 +18,7 @@ from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models, saving  # noqa: F401
 from mylib import train  # noqa: F401
+from mylib import contrib  # noqa: F401
 from mylib import mixed_precision  # noqa: F401
 from mylib import debugging, summary  # noqa: F401
 from mylib import config, data, utils  # noqa: F401
@@ -33,7 +34,6 @@ from mylib._version import __version__  # noqa: F401
 from mylib import app, compat, contrib, flags, gfile, io  # noqa: F401,E402
 from mylib import logging  # noqa: F401,E402
 from mylib._tf1_aliases import *  # noqa: F401,F403,E402 - TF1's deprecated spellings
-bool = bool_  # noqa: A001,F405 - TensorFlow's `tf.bool` (`bool_` in mylib.dtypes)
 import sys as _sys  # noqa: E402
 
 from mylib.compat import v1 as _compat_v1  # noqa: E402
@@ -79,3 +79,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_PROTOS) | set(_FROM_V1))
+
+# TensorFlow's `tf.bool` (`bool_` in `mylib.dtypes`, which must not shadow the builtin).
+bool = dtypes.bool_  # noqa: A001

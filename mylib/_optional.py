@@ -6,6 +6,8 @@ callback need. A few features need more, installed as extras of the package:
   ``ps``           Ray, for `ParameterServerStrategy`
   ``interop``      Flax, for `FlaxLayer`
   ``tensorboard``  TensorBoard, for `run_metadata_proto` / `FileWriter.add_run_metadata`
+  ``preprocessing`` pyfarmhash, for the `Hashing` layer and string OOV buckets of
+                   `StringLookup` (FarmHash Fingerprint64)
 
 This module imports nothing from mylib, so every layer (devices, core, distribute, ...)
 may use it; the modules it names are imported only when a feature is used, never by

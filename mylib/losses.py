@@ -1,6 +1,12 @@
-"""Keras-style losses, built from graph ops.
+"""Keras-style losses, built from graph ops, and TensorFlow 1's ``tf.losses`` functions
+(`mylib.losses_v1`: `sparse_softmax_cross_entropy`, `softmax_cross_entropy`,
+`mean_squared_error`, ... with `Reduction` and the ``LOSSES`` collection).
 
-Functions (`mean_squared_error`, ...) return per-sample losses ``[batch]`` (the mean
+``mean_squared_error`` is TF1's here (weighted, reduced to a scalar, collected); Keras's
+per-sample function of that name is `mse` / `MSE`, and `get` turns TF1's function into
+it, so ``compile(loss=ml.losses.mean_squared_error)`` means what it means in Keras.
+
+Keras functions (`mse`, ...) return per-sample losses ``[batch]`` (the mean
 over the last axis where Keras takes it); classes (`MeanSquaredError`, ...) reduce them
 to a scalar, weighted by an optional `sample_weight`.
 
@@ -361,10 +367,10 @@ class LossFunctionWrapper(Loss):
 
 
 class MeanSquaredError(LossFunctionWrapper):
-    """Mean of squared errors; see `mean_squared_error`."""
+    """Mean of squared errors; see `mse` (Keras's per-sample mean_squared_error)."""
 
     def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error"):
-        super().__init__(mean_squared_error, reduction=reduction, name=name)
+        super().__init__(mse, reduction=reduction, name=name)
 
     def get_config(self):
         return Loss.get_config(self)
@@ -531,6 +537,21 @@ def get(identifier):
         if cls is None:
             raise ValueError(f"Unknown loss class: {identifier.get('class_name')!r}")
         return cls.from_config(dict(identifier.get("config") or {}))
+    if identifier is mean_squared_error:  # TF1's function: Keras's per-sample one
+        return mse
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret loss identifier: {identifier!r}")
+
+
+# TensorFlow 1's functions (`tf.losses.*`); `mean_squared_error` becomes TF1's here.
+from mylib import losses_v1 as _v1  # noqa: E402
+from mylib.losses_v1 import (Reduction, absolute_difference, add_loss,  # noqa: E402,F401
+                             compute_weighted_loss, cosine_distance, get_losses,
+                             get_regularization_loss, get_regularization_losses,
+                             get_total_loss, hinge_loss, huber_loss, log_loss,
+                             mean_pairwise_squared_error, mean_squared_error,
+                             sigmoid_cross_entropy, softmax_cross_entropy,
+                             sparse_softmax_cross_entropy)
+
+__all__ = __all__ + [n for n in _v1.__all__ if n not in __all__]

@@ -27,7 +27,7 @@ YP = np.array([[0.2, 0.9], [0.7, 0.4], [0.5, 0.1]], np.float32)
 
 
 def test_mse_mae_per_sample():
-    _close(_eval(lambda: losses.mean_squared_error(YT, YP)), ((YT - YP) ** 2).mean(-1))
+    _close(_eval(lambda: losses.mse(YT, YP)), ((YT - YP) ** 2).mean(-1))
     _close(_eval(lambda: losses.mean_absolute_error(YT, YP)), np.abs(YT - YP).mean(-1))
     # exact hand-worked values: row 0 -> (0.04 + 0.01) / 2
     _close(_eval(lambda: losses.mse(YT, YP))[0], 0.025)
@@ -36,10 +36,10 @@ def test_mse_mae_per_sample():
 def test_n_vs_n1_align_instead_of_broadcast():
     yt = np.array([1.0, 2.0, 3.0], np.float32)
     yp = np.array([[1.5], [2.0], [2.0]], np.float32)
-    out = _eval(lambda: losses.mean_squared_error(yt, yp))
+    out = _eval(lambda: losses.mse(yt, yp))
     assert out.shape == (3,)
     _close(out, [0.25, 0.0, 1.0])
-    out = _eval(lambda: losses.mean_squared_error(yp, yt))  # and the other way round
+    out = _eval(lambda: losses.mse(yp, yt))  # and the other way round
     _close(out, [0.25, 0.0, 1.0])
     # scalar reduction: mean 0.41666, not the [3, 3] broadcast mean
     _close(_eval(lambda: losses.MeanSquaredError()(yt, yp)), 1.25 / 3)
@@ -135,7 +135,8 @@ def test_loss_gradient_flows():
 
 
 def test_get_and_config():
-    assert losses.get("mse") is losses.mean_squared_error
+    assert losses.get("mse") is losses.mse
+    assert losses.get(losses.mean_squared_error) is losses.mse  # TF1's -> Keras's
     assert losses.get("MAE") is losses.mean_absolute_error
     assert losses.get("sparse_categorical_crossentropy") is \
         losses.sparse_categorical_crossentropy

@@ -24,7 +24,8 @@ import numpy as np
 
 # What the extras install (and scikit-learn, which only the examples and tests use).
 EXTRA_MODULES = {"flax": "interop", "ray": "ps", "tensorboard": "tensorboard",
-                 "sklearn": "examples", "matplotlib": "examples"}
+                 "farmhash": "preprocessing", "sklearn": "examples",
+                 "matplotlib": "examples"}
 
 
 def check(cond, what):
@@ -104,6 +105,8 @@ def main(argv=None):
                             "ParameterServerStrategy")
         expect_import_error(lambda: ml.summary.run_metadata_proto(ml.RunMetadata()),
                             "tensorboard", "run_metadata_proto")
+        expect_import_error(lambda: ml.layers.Hashing(num_bins=3)(["a"]), "preprocessing",
+                            "Hashing")
 
     print("smoke_base: all checks passed", flush=True)
     return 0

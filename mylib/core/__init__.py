@@ -31,6 +31,18 @@ from mylib.core.variables import (Variable, global_variables, global_variables_i
                                   variables_initializer)
 from mylib.core.gradients import IndexedSlices, gradients
 from mylib.core.backprop import GradientTape, UnconnectedGradients
+from mylib.core import init_ops, variable_scope as _variable_scope_module
+from mylib.core.init_ops import (constant_initializer, glorot_normal_initializer,
+                                 glorot_uniform_initializer, ones_initializer,
+                                 orthogonal_initializer, random_normal_initializer,
+                                 random_uniform_initializer, truncated_normal_initializer,
+                                 variance_scaling_initializer, zeros_initializer)
+from mylib.core.variable_scope import (AUTO_REUSE, PartitionedVariable, VariableScope,
+                                       fixed_size_partitioner, get_local_variable,
+                                       get_variable, get_variable_scope,
+                                       min_max_variable_partitioner, no_regularizer,
+                                       variable_axis_size_partitioner, variable_op_scope,
+                                       variable_scope)
 from mylib.core.ops.nn_ops import *  # noqa: F403
 from mylib.core.ops.random_ops import *  # noqa: F403
 from mylib.core.ops.clip_ops import *  # noqa: F403
@@ -66,6 +78,13 @@ __all__ = [
     "local_variables", "local_variables_initializer", "report_uninitialized_variables",
     "trainable_variables", "variable_creator_scope", "variables_initializer",
     "IndexedSlices", "gradients", "GradientTape", "UnconnectedGradients",
+    "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
+    "ones_initializer", "orthogonal_initializer", "random_normal_initializer",
+    "random_uniform_initializer", "truncated_normal_initializer",
+    "variance_scaling_initializer", "zeros_initializer",
+    "AUTO_REUSE", "PartitionedVariable", "VariableScope", "fixed_size_partitioner",
+    "get_local_variable", "get_variable", "get_variable_scope", "min_max_variable_partitioner",
+    "no_regularizer", "variable_axis_size_partitioner", "variable_op_scope", "variable_scope",
     "Print", "numpy_function", "py_func", "print",
     "GraphDef", "MetaGraphDef", "NodeDef", "load_graph_def", "import_graph_def",
     "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",

@@ -89,7 +89,9 @@ class Variable:
             trainable = True
         g = get_default_graph()
         self._graph = g
-        with g.name_scope(name or "Variable") as scope:
+        # As TF1's init_scope: a variable made inside `control_dependencies` (an optimizer's
+        # slots under ``control_dependencies(UPDATE_OPS)``) initializes without them.
+        with g.control_dependencies(None), g.name_scope(name or "Variable") as scope:
             handle_name = scope[:-1]
             with g.name_scope("Initializer"):
                 init_fn = initial_value

@@ -15,11 +15,15 @@ once (and advances the step counters once), and drops the gradients that come la
 
 Failures: a closure whose worker dies runs again on another worker (at-least-once: a
 step may be applied twice if the worker died after pushing part of its update); Ray
-restarts the worker, which gets the graph again and rejoins. A parameter server that
-dies is restarted by Ray; the coordinator restores its variables from the latest
+restarts the worker, which gets the graph again and rejoins. In synchronous mode the
+closure of a worker lost mid-step is resubmitted to it once Ray has restarted it, in
+the same step; a worker that does not come back within ``rpc_timeout`` of the step's
+start fails the step with `DeadlineExceededError` naming it. A parameter server that
+dies is restarted by Ray; every parameter server is restored from the latest
 checkpoint (``checkpoint_dir``; one is written before the first step and every
-``checkpoint_every`` steps) and re-runs the failed closures: the steps lost are those
-since that checkpoint.
+``checkpoint_every`` steps, with no step in flight) and the failed closures re-run:
+the steps lost are those applied since that checkpoint
+(``strategy.stats["steps_lost"]``). See `mylib.distribute.ps_recovery`.
 """
 
 from __future__ import annotations
@@ -315,14 +319,17 @@ class ClusterCoordinator:
         self.strategy._ensure_started()
         import ray
 
-        ray.get([w.create_dataset.remote(ds._key, ds._fn) for w in self._ext.worker_handles])
+        from mylib.distribute.parameter_server import _rget
+
+        _rget(ray, [w.create_dataset.remote(ds._key, ds._fn) for w in self._ext.worker_handles],
+              self.strategy._rpc_timeout, "workers (creating a per-worker dataset)")
 
     # ------------------------------------------------------------ workers
     def _start_threads(self):
         if self._threads:
             return
         self.strategy._ensure_started()
-        self._ext.ship_graph()
+        self._ext.recovery.run(self._ext.ship_graph, "sending the graph to the tasks")
         import ray
 
         for i, w in enumerate(self._ext.worker_handles):
@@ -370,9 +377,14 @@ class ClusterCoordinator:
             self._inflight -= 1
             if error is not None:
                 self._errors.append(error)
-            else:
-                self._steps_done += 1
             self._cond.notify_all()
+
+    def _applied(self):
+        """Counts one applied step. Called inside the step's shared section, so that
+        a checkpoint (exclusive) labels its values with exactly the steps they hold."""
+        with self._cond:
+            self._steps_done += 1
+        self.strategy.stats["applied_steps"] += 1
 
     def _requeue(self, c, error=None):
         c.tries += 1
@@ -387,31 +399,27 @@ class ClusterCoordinator:
             self._cond.notify_all()
 
     def _async_loop(self, i):
+        rec = self._ext.recovery
         while True:
             c = self._take()
             if c is None:
                 return
+            gen = rec.generation
             try:
                 self._maybe_checkpoint()
-                vals = self._run_on(i, c, "all")
+                with rec.shared() as gen:
+                    vals = self._run_on(i, c, "all")
+                    self._applied()
             except _WorkerLost:
                 self._requeue(c)
                 self._recover_worker(i)
                 continue
             except errors.UnavailableError as e:
-                try:
-                    ok = self._recover_ps(e)
-                except Exception as e2:  # noqa: BLE001 - it did not come back
-                    ok, e = False, _unwrap(e2)
-                if ok:
-                    self._requeue(c, e)
-                else:
-                    self._finish(c, error=e)
+                self._after_ps_error(c, gen, e)
                 continue
             except Exception as e:  # noqa: BLE001 - the closure's own error
                 self._finish(c, error=_unwrap(e))
                 continue
-            self.strategy.stats["applied_steps"] += 1
             self._finish(c, c.traced.rebuild(vals))
 
     def _submit(self, i, c, mode, spec=False):
@@ -466,33 +474,43 @@ class ClusterCoordinator:
         self._ext.ship_graph()
         return self._resolve(i, c, mode, self._get(ray, self._submit(i, c, mode), i))
 
-    def _recover_worker(self, i):
-        """Waits for Ray to restart worker `i`, then gives it the graph, the parameter
-        servers and its datasets again."""
+    def _recover_worker(self, i, deadline=None):
+        """Waits (until `deadline`, a `time.monotonic()` value; default ``rpc_timeout``
+        from now) for Ray to restart worker `i`, then gives it the graph, the
+        parameter servers and its datasets again. True when it is back."""
+        if deadline is None:
+            deadline = time.monotonic() + self.strategy._rpc_timeout
         with self._worker_locks.setdefault(i, threading.Lock()):
-            return self._recover_worker_locked(i)
+            return self._recover_worker_locked(i, deadline)
 
-    def _recover_worker_locked(self, i):
+    def _recover_worker_locked(self, i, deadline):
         import ray
 
         w = self._ext.worker_handles[i]
-        try:  # already brought back by another of this worker's threads?
-            info = ray.get(w.ping.remote(), timeout=5)
-            self._note_pid(i, info[2])
-            if info[3] == self._ext._shipped:
+        left = lambda: max(deadline - time.monotonic(), 0.05)  # noqa: E731
+        try:  # already brought back (the process set up last time, current graph)?
+            info = ray.get(w.ping.remote(), timeout=min(5, left()))
+            with self._cond:
+                known = self._worker_pids.get(i)
+            if info[2] == known and info[3] == self._ext._shipped:
                 return True
         except Exception:  # noqa: BLE001 - still down
             pass
-        deadline = time.monotonic() + self.strategy._rpc_timeout
-        while time.monotonic() < deadline and not self._stop:
+        while not self._stop:
             try:
-                self._note_pid(i, ray.get(w.ping.remote(), timeout=5)[2])
+                self._note_pid(i, ray.get(w.ping.remote(), timeout=min(5, left()))[2])
+                graph = getattr(self._ext, "_graph_bytes", None)
                 ray.get([w.set_ps.remote(self._ext.ps_handles)] +
-                        [w.create_dataset.remote(d._key, d._fn) for d in self._datasets],
-                        timeout=self.strategy._rpc_timeout)
-                self._ext.reship_to(w)
+                        [w.create_dataset.remote(d._key, d._fn) for d in self._datasets] +
+                        ([] if graph is None else
+                         [w.load_graph.remote(self._ext._shipped, graph)]),
+                        timeout=left())
+                if self.strategy._ray_local is not None:
+                    self.strategy._ray_local.record_processes()
                 return True
             except Exception:  # noqa: BLE001 - still restarting
+                if time.monotonic() >= deadline:
+                    return False
                 time.sleep(0.2)
         return False
 
@@ -505,49 +523,51 @@ class ClusterCoordinator:
                 self.strategy.stats["worker_restarts"] += 1
 
     # ------------------------------------------------------------ parameter servers
-    def _maybe_checkpoint(self, force=False):
-        s = self.strategy
-        if s.checkpoint_dir is None:
-            return
-        every = s.checkpoint_every
+    def _ckpt_due(self, force=False):
+        every = self.strategy.checkpoint_every
         with self._cond:
-            due = force or self._last_ckpt is None or (
+            return force or self._last_ckpt is None or bool(
                 every and self._steps_done - self._last_ckpt >= every)
-            if not due:
-                return
-            self._last_ckpt = self._steps_done
 
-        ps_checkpoint.save(s, s.checkpoint_dir, self._steps_done)
-
-    def _recover_ps(self, error):
-        """Restores restarted parameter servers from the latest checkpoint; False if
-        there is none (the error then goes to the user)."""
-        import ray
-
+    def _maybe_checkpoint(self, force=False):
+        """Writes the periodic checkpoint when due, with no step in flight (so all
+        parameter servers' files hold the same steps), recovering from a parameter
+        server lost meanwhile."""
         s = self.strategy
-        if s.checkpoint_dir is None:
-            return False
+        if s.checkpoint_dir is None or not self._ckpt_due(force):
+            return
 
-        with _RECOVER_LOCK:
-            deadline = time.monotonic() + s._rpc_timeout
-            restored = False
-            for k, h in enumerate(self._ext.ps_handles):
-                while True:
-                    try:
-                        ver = ray.get(h.ping.remote(), timeout=5)[3]
-                        break
-                    except Exception:  # noqa: BLE001 - restarting
-                        if time.monotonic() > deadline:
-                            raise errors.UnavailableError(
-                                f"parameter server /job:ps/task:{k} did not come back "
-                                f"within {s._rpc_timeout} s") from None
-                        time.sleep(0.2)
-                if ver != self._ext._shipped:
-                    self._ext.reship_to(h)
-                    ps_checkpoint.restore_task(s, s.checkpoint_dir, k)
-                    s.stats["ps_restarts"] += 1
-                    restored = True
-            return restored or True
+        def save():
+            if not self._ckpt_due(force):
+                return  # another thread saved while this one waited
+            with self._cond:
+                step = self._steps_done
+            ps_checkpoint.save(s, s.checkpoint_dir, step)
+            with self._cond:
+                self._last_ckpt = step
+
+        self._ext.recovery.run(save, "the periodic checkpoint", exclusive=True)
+
+    def _after_ps_error(self, c, gen, e):
+        """A closure failed on a parameter server: recover (restore every server from
+        the checkpoint) and re-queue it, or fail it with the error."""
+        try:
+            ok = self._ext.recovery.recover(gen, e)
+        except Exception as e2:  # noqa: BLE001 - it did not come back
+            ok, e = False, _unwrap(e2)
+        if ok:
+            self._requeue(c, e)
+        else:
+            self._finish(c, error=e)
+
+    def _rolled_back_to(self, step):
+        """The parameter servers were restored to the checkpoint of `step` (closures
+        applied): returns how many applied steps that undid."""
+        with self._cond:
+            lost = max(self._steps_done - step, 0)
+            self._steps_done = min(self._steps_done, step)
+            self._last_ckpt = self._steps_done
+            return lost
 
     # ------------------------------------------------------------ synchronous mode
     def _sync_loop(self):
@@ -581,14 +601,17 @@ class ClusterCoordinator:
                 batch = [(free[j], self._queue.popleft()) for j in range(take)]
                 self._inflight += len(batch)
                 since = None
+            rec = self._ext.recovery
+            gen = rec.generation
             try:
                 self._maybe_checkpoint()
-                self._sync_step(batch, busy, m)
+                with rec.shared() as gen:
+                    self._sync_step(batch, busy, m)
             except Exception as e:  # noqa: BLE001 - fail the step's closures
                 e = _unwrap(e)
                 # A parameter server restored from the checkpoint: run the step again.
                 try:
-                    retry = isinstance(e, errors.UnavailableError) and self._recover_ps(e)
+                    retry = isinstance(e, errors.UnavailableError) and rec.recover(gen, e)
                 except Exception as e2:  # noqa: BLE001 - it did not come back
                     retry, e = False, _unwrap(e2)
                 for i, c in batch:
@@ -621,28 +644,38 @@ class ClusterCoordinator:
         want = min(m, len(refs))
         got = []
         pending = list(refs)
+        lost = {}  # worker -> its closure, while Ray restarts the worker
         deadline = time.monotonic() + s._rpc_timeout
         while len(got) < want:
             left = deadline - time.monotonic()
-            if left <= 0 or not pending:
-                missing = sorted(refs[r][0] for r in pending)
+            if left <= 0 or (not pending and not lost):
+                missing = sorted({refs[r][0] for r in pending} | set(lost))
                 raise errors.DeadlineExceededError(
                     f"synchronous step: {len(got)} of the {want} gradients needed arrived "
                     f"within {s._rpc_timeout} s; missing: "
-                    + ", ".join(f"/job:worker/task:{i}" for i in missing))
+                    + ", ".join(f"/job:worker/task:{i}"
+                                + (" (lost, not restarted in time)" if i in lost else "")
+                                for i in missing))
             if self._stop:
                 raise errors.CancelledError("the strategy was closed")
+            # A lost worker rejoins this step once Ray has restarted it: its closure
+            # is submitted to it again (it stays pending meanwhile).
+            for i, c in list(lost.items()):
+                if self._recover_worker(i, deadline=min(deadline, time.monotonic() + 0.5)):
+                    del lost[i]
+                    r = self._submit(i, c, "ungated")
+                    refs[r] = (i, c)
+                    pending.append(r)
+            if not pending:
+                time.sleep(min(0.1, max(left, 0)))
+                continue
             ready, pending = ray.wait(pending, num_returns=1, timeout=min(left, 0.25))
             for r in ready:
                 i, c = refs[r]
                 try:
                     res = self._resolve(i, c, "ungated", self._get(ray, r, i))
                 except _WorkerLost:
-                    self._requeue(c)
-                    if not self._recover_worker(i) or self._live_workers() < m:
-                        raise errors.UnavailableError(
-                            f"synchronous training needs {m} workers, but worker {i} "
-                            f"(/job:worker/task:{i}) is lost") from None
+                    lost[i] = c
                     continue
                 got.append((i, c, res))
         # Apply the mean of the first m payloads once.
@@ -659,12 +692,14 @@ class ClusterCoordinator:
             else:
                 env[name] = vals[0]
         runner.run(None, mode="gated", env=env)
-        s.stats["applied_steps"] += 1
+        self._applied()
         for i, c, res in got:
             self._finish(c, c.traced.rebuild(res[0]))
         for r in pending:
             i, c = refs[r]
             busy[i] = (r, c)
+        for i, c in lost.items():  # enough gradients without them: run them later
+            self._requeue(c)
 
     def _gated_runner(self, tr):
 
@@ -679,20 +714,7 @@ class ClusterCoordinator:
         plan.version = self._ext.ship_graph()
         return plan.runner
 
-    def _live_workers(self):
-        import ray
 
-        n = 0
-        for w in self._ext.worker_handles:
-            try:
-                ray.get(w.ping.remote(), timeout=5)
-                n += 1
-            except Exception:  # noqa: BLE001
-                pass
-        return n
-
-
-_RECOVER_LOCK = threading.Lock()
 _MAX_TRIES = 5  # runs of one closure lost to failed tasks before its error is raised
 _IN_FLIGHT = 1  # as TensorFlow: a worker runs one closure at a time
 

@@ -69,9 +69,15 @@ class _ClusterPlan:
         return wait_ps(pending, self.ext.ps_handles, self.version, self.ext.rpc_timeout)
 
     def run(self, session, feed_vals, deadline=None, trace=None):
-        self.version = self.ext.ship_graph()
-        return self.runner.run([ps_plan.to_host(v) for v in feed_vals], "all",
-                               deadline=deadline, trace=trace)
+        vals = [ps_plan.to_host(v) for v in feed_vals]
+
+        def attempt():
+            self.version = self.ext.ship_graph()
+            return self.runner.run(vals, "all", deadline=deadline, trace=trace)
+
+        # A parameter server lost mid-step: every server is restored to the last
+        # checkpoint (which undoes this step's partial effects) and the step re-runs.
+        return self.ext.recovery.run(attempt, "a step run from this process")
 
     def partition_graphs(self):
         return []
@@ -92,6 +98,9 @@ class _RemoteStore:
 
     def read(self, keys):
         self.ext._strategy._ensure_started()
+        return self.ext.recovery.run(lambda: self._read(keys), "reading variables")
+
+    def _read(self, keys):
         import ray
 
         by_task = {}
@@ -102,13 +111,18 @@ class _RemoteStore:
         refs = {t: self.ext.ps_handles[t].get_values.remote([k for _, k in items])
                 for t, items in by_task.items()}
         for t, items in by_task.items():
-            vals = _rget(ray, refs[t], self.ext.rpc_timeout, f"/job:ps/task:{t}")
+            vals = _rget(ray, refs[t], self.ext.rpc_timeout,
+                         f"parameter server /job:ps/task:{t}")
+            _check_state(vals, t)
             for (i, _), v in zip(items, vals):
                 out[i] = v
         return out
 
     def write(self, values):
         self.ext._strategy._ensure_started()
+        return self.ext.recovery.run(lambda: self._write(values), "writing variables")
+
+    def _write(self, values):
         import ray
 
         self.ext.ship_graph()
@@ -117,6 +131,15 @@ class _RemoteStore:
             by_task.setdefault(self.ext.task_of_key(k), {})[k] = np.asarray(v)
         refs = [self.ext.ps_handles[t].set_values.remote(d) for t, d in by_task.items()]
         _rget(ray, refs, self.ext.rpc_timeout, "parameter servers")
+
+
+def _check_state(answer, task):
+    """Raises UnavailableError when parameter server `task` answered that it has no
+    graph: Ray restarted it and its values are lost until it is restored."""
+    if isinstance(answer, str) and answer in (ps_runtime.NEED_GRAPH, NEED_RESTORE):
+        raise errors.UnavailableError(
+            f"parameter server /job:ps/task:{task} restarted and lost its state; it must "
+            "be restored before training continues")
 
 
 def _rget(ray, refs, timeout, what):
@@ -131,8 +154,7 @@ def _rget(ray, refs, timeout, what):
             raise cause from None
         raise
     except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
-        raise errors.UnavailableError(f"{what} unavailable: {str(e).splitlines()[0]}") \
-            from None
+        raise errors.UnavailableError(f"{what} unavailable: {short(e)}") from None
 
 
 class ParameterServerExtended(dl.StrategyExtended):
@@ -149,6 +171,7 @@ class ParameterServerExtended(dl.StrategyExtended):
         self._bytes = [0] * self.num_ps
         self._rr = itertools.count()
         self.variable_store = _RemoteStore(self)
+        self.recovery = Recovery(strategy)
         self.ps_handles = None
         self.worker_handles = None
         self._lock = threading.RLock()
@@ -270,8 +293,17 @@ class ParameterServerExtended(dl.StrategyExtended):
             ref = ray.put(data)
             wait = max(self.rpc_timeout, 120)
             wrefs = [h.load_graph.remote(version, ref) for h in self.worker_handles]
-            _rget(ray, [h.load_graph.remote(version, ref) for h in self.ps_handles], wait,
-                  "parameter servers (loading the graph)")
+            # A restarted parameter server takes no newer graph before it is restored
+            # (its variables would silently be uninitialized): it answers NEED_RESTORE.
+            fresh = self._shipped == -1
+            got = _rget(ray, [h.load_graph.remote(version, ref, fresh)
+                              for h in self.ps_handles], wait,
+                        "parameter servers (loading the graph)")
+            for k, r in enumerate(got):
+                if isinstance(r, str) and r == NEED_RESTORE:
+                    raise errors.UnavailableError(
+                        f"parameter server /job:ps/task:{k} restarted and lost its state; "
+                        "it must be restored before training continues")
             for r in wrefs:  # a lost worker gets the graph when it comes back
                 try:
                     ray.get(r, timeout=wait)
@@ -286,7 +318,9 @@ class ParameterServerExtended(dl.StrategyExtended):
         """Sends the last shipped graph to one (restarted) task."""
         import ray
 
-        _rget(ray, handle.load_graph.remote(self._shipped, self._graph_bytes),
+        if self._shipped < 0:
+            return
+        _rget(ray, handle.load_graph.remote(self._shipped, self._graph_bytes, True),
               max(self.rpc_timeout, 120), "a restarted task (loading the graph)")
 
 
@@ -379,16 +413,23 @@ class ParameterServerStrategy(dl.Strategy):
         (each new variable to the least loaded parameter server, by bytes).
       rpc_timeout: seconds a call to a task may take before `DeadlineExceededError`
         (also the synchronous-mode wait for m gradients).
-      checkpoint_dir, checkpoint_every: the chief's periodic checkpoint (every
-        `checkpoint_every` applied steps scheduled through a `ClusterCoordinator`), from
-        which a failed parameter server is restored.
+      checkpoint_dir, checkpoint_every: the chief's periodic checkpoint (before the
+        first and then every `checkpoint_every` applied steps scheduled through a
+        `ClusterCoordinator`, with no step in flight), from which every parameter
+        server is restored when one fails (`mylib.distribute.ps_recovery`); without
+        it a failed parameter server raises `UnavailableError`.
     Raises:
       ValueError: zero parameter servers or workers, `replicas_to_aggregate` outside
         1..num_workers, a bad partitioner or placement; RuntimeError: a Ray cluster with
         too few resources for the tasks (before any task starts).
 
     Differs from TensorFlow: the cluster runs on Ray actors; a plain `Session.run` also
-    works (the step runs in this process against the parameter servers).
+    works (the step runs in this process against the parameter servers); when a
+    parameter server fails and `checkpoint_dir` is set, *all* of them are restored to
+    one checkpoint and training goes on (TensorFlow 2's coordinator raises
+    `UnavailableError` and the job is restarted from a checkpoint). ``stats`` counts ``applied_steps``,
+    ``dropped_gradients``, ``worker_restarts``, ``ps_restarts``, ``closures_retried``
+    and ``steps_lost`` (applied steps undone by restores).
     """
 
     def __init__(self, cluster_resolver=None, variable_partitioner=None, *, num_ps=None,
@@ -445,7 +486,7 @@ class ParameterServerStrategy(dl.Strategy):
         self._coordinator = None
         self._worker_delay = {}
         self.stats = {"applied_steps": 0, "dropped_gradients": 0, "worker_restarts": 0,
-                      "ps_restarts": 0, "closures_retried": 0}
+                      "ps_restarts": 0, "closures_retried": 0, "steps_lost": 0}
 
     # --- properties ---
     @property
@@ -610,11 +651,14 @@ class ParameterServerStrategy(dl.Strategy):
                     for k in range(self._num_ps)]
         self._workers = [w_cls.options(**_opts(self._worker_resources)).remote(
             i, self._rpc_timeout) for i in range(self._num_workers)]
-        _rget(ray, [h.ping.remote() for h in self._ps + self._workers] +
-              [w.set_ps.remote(self._ps) for w in self._workers],
-              max(self._rpc_timeout, 300), "cluster tasks (starting)")
+        got = _rget(ray, [h.ping.remote() for h in self._ps + self._workers] +
+                    [w.set_ps.remote(self._ps) for w in self._workers],
+                    max(self._rpc_timeout, 300), "cluster tasks (starting)")
+        self._extended.recovery.note_started(got[:self._num_ps])
         self._extended.ps_handles = self._ps
         self._extended.worker_handles = self._workers
+        if self._ray_local is not None:
+            self._ray_local.record_processes()  # the tasks' processes, and private modes
 
     def _stop_ray(self):
         if self._ray_local is not None:
@@ -701,6 +745,8 @@ from mylib.distribute.ps_runtime import TaskServer, WorkerServer  # noqa: E402
 from mylib.distribute.coordinator import ClusterCoordinator  # noqa: E402 - imports this module
 from mylib.distribute.cluster_resolver import SimpleClusterResolver  # noqa: E402
 from mylib.distribute import ps_runtime  # noqa: E402
+from mylib.distribute.ps_recovery import Recovery, short  # noqa: E402
+from mylib.distribute.ps_runtime import NEED_RESTORE  # noqa: E402
 
 
 class _PSActor(TaskServer):

@@ -7,17 +7,33 @@ forward and backward passes and call the parameter servers directly (Ray actor c
 tensors move as numpy arrays through Ray's object store, never through hand-written
 sockets).
 
-`start_local_ray` starts the embedded single-machine cluster: loopback only, Ray's
-token authentication on (a fresh random token, kept in the environment of this
-process and its Ray processes, never written to disk), no dashboard, its session files
-in a temporary directory removed by `stop_local_ray`.
+`LocalRay` starts the embedded single-machine cluster: loopback only, Ray's token
+authentication on (a fresh random token, kept in the environment of this process and
+its Ray processes, never written to disk), no dashboard, its session files in a
+private temporary directory removed by `LocalRay.stop`: ``/tmp/mylib-ray-*``, mode
+0700, holding Ray's own directory ``ray/``. Ray makes its directory and everything in
+it world-writable (0777) as it starts; the 0700 parent, which Ray does not touch, keeps
+other users out from the start, and `LocalRay.secure` takes the modes back as soon as
+Ray has started. The directory holds ``mylib-owner.json``: the process that started
+the cluster and the Ray processes it saw, each with its start time. A driver killed
+with -9 cannot stop its cluster; the next `LocalRay` started by the same user removes
+what such a dead predecessor left (`clean_stale`): its processes, matched by PID *and*
+start time so a reused PID is never killed, and its directory.
+
+Ray 2.60 cannot run without its dashboard agent and runtime-env agent (the raylet
+refuses an empty agent command: "Dashboard agent command must be non empty"), and
+``include_dashboard=False`` still starts the head's API server with only its
+usage-stats module and no web frontend; both run, on loopback, and are cleaned up as
+above.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -29,6 +45,10 @@ from mylib.core.x64 import with_x64
 
 NEED_GRAPH = "__mylib_need_graph__"
 NEED_SPEC = "__mylib_need_spec__"
+NEED_RESTORE = "__mylib_need_restore__"  # a restarted parameter server, not yet restored
+OWNER_FILE = "mylib-owner.json"
+TEMP_PREFIX = "mylib-ray-"
+TEMP_BASE = "/tmp"  # short: Ray's socket paths must fit in 107 bytes
 _TOKEN = None  # one random token per process (Ray caches it)
 
 _RAY_ENV = {
@@ -86,7 +106,11 @@ class LocalRay:
             except BaseException:
                 self._restore()
                 raise
-        self.temp_dir = tempfile.mkdtemp(prefix="mylib-ray-", dir="/tmp")
+        clean_stale(TEMP_BASE)
+        self.temp_dir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=TEMP_BASE)
+        self._pids = {}
+        self._record_lock = threading.Lock()  # coordinator threads record concurrently
+        self._write_owner()
         import warnings
 
         try:
@@ -97,7 +121,8 @@ class LocalRay:
                 from mylib._compat import ray_adapter
 
                 ray_adapter.init_local(
-                    self.temp_dir, num_cpus=num_cpus, include_dashboard=False,
+                    os.path.join(self.temp_dir, "ray"), num_cpus=num_cpus,
+                    include_dashboard=False,
                     configure_logging=False, log_to_driver=True,
                     object_store_memory=object_store_memory)
         except BaseException:
@@ -105,6 +130,43 @@ class LocalRay:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             raise
         self._ray = ray
+        self.record_processes()
+
+    def _write_owner(self):
+        me = os.getpid()
+        data = {"pid": me, "start": _start_time(me),
+                "processes": {str(p): t for p, t in self._pids.items()}}
+        path = os.path.join(self.temp_dir, OWNER_FILE)
+        tmp = path + ".tmp"
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+
+    def record_processes(self):
+        """Records the cluster's processes (this process's children whose command
+        line names the directory: Ray's head processes and the raylet; and their
+        descendants: the agents and workers) with their start times in the owner
+        file, and makes the directory private again (`secure`). Called after start
+        and whenever tasks (re)start."""
+        if self._ray is None:
+            return
+        with self._record_lock:
+            try:
+                for pid in _descendants(os.getpid(), self.temp_dir):
+                    t = _start_time(pid)
+                    if t is not None:
+                        self._pids[pid] = t
+                self._write_owner()
+            except OSError:
+                pass  # no /proc (not Linux): nothing to record
+            self.secure()
+
+    def secure(self):
+        """Takes back group and other permissions on everything under the directory
+        (Ray makes its session directories 0777, e.g. ``sockets/`` and
+        ``runtime_resources/pip``): directories become 0700, files lose group/other
+        bits. Symbolic links are left alone."""
+        make_private(self.temp_dir)
 
     def _restore(self):
         for k, v in self._saved.items():
@@ -121,7 +183,139 @@ class LocalRay:
         finally:
             self._ray = None
             self._restore()
+            # Processes Ray leaves behind (its agents outlive the raylet for a while).
+            with self._record_lock:
+                _kill_recorded(dict(self._pids), grace=2.0)
             shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def make_private(root):
+    """Removes group/other permissions on `root` and everything under it
+    (directories 0700, files ``mode & 0o700``), not following symbolic links; files
+    that vanish meanwhile are skipped."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        paths = [os.path.join(dirpath, n) for n in dirnames + filenames]
+        for p in ([dirpath] if dirpath == root else []) + paths:
+            try:
+                st = os.lstat(p)
+                if stat.S_ISLNK(st.st_mode):
+                    continue
+                mode = stat.S_IMODE(st.st_mode)
+                want = 0o700 if stat.S_ISDIR(st.st_mode) else mode & 0o700
+                if mode != want:
+                    os.chmod(p, want)
+            except OSError:
+                pass
+
+
+def _start_time(pid):
+    """The start time of process `pid` (clock ticks since boot, field 22 of
+    /proc/PID/stat), or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    try:
+        return int(data[data.rindex(b")") + 2:].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _descendants(root, mark):
+    """The children of `root` whose command line contains `mark`, and all their
+    descendants."""
+    children = {}
+    uid = os.getuid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid != uid:
+                continue
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+            ppid = int(data[data.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out = [c for c in children.get(root, []) if mark in _cmdline(c)]
+    todo = list(out)
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _kill_recorded(pids, grace):
+    """Kills each process in `{pid: start_time}` that still is that process (same PID
+    and start time): SIGTERM, then SIGKILL after `grace` seconds; waits (bounded) until
+    they are gone."""
+    import signal
+
+    alive = [p for p, t in pids.items() if t is not None and _start_time(p) == t]
+    for p in alive:
+        try:
+            os.kill(p, signal.SIGTERM)
+        except OSError:
+            pass
+    end = time.monotonic() + grace
+    while alive and time.monotonic() < end:
+        time.sleep(0.05)
+        alive = [p for p in alive if _start_time(p) == pids[p]]
+    for p in alive:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    end = time.monotonic() + 5.0
+    while alive and time.monotonic() < end:
+        time.sleep(0.05)
+        alive = [p for p in alive if _start_time(p) == pids[p]]
+    return alive
+
+
+def clean_stale(base=TEMP_BASE):
+    """Removes what embedded clusters of dead drivers left under `base`: for each
+    ``mylib-ray-*`` directory of this user whose owner file names a process that no
+    longer runs (or whose PID now belongs to another process), kills the recorded
+    processes that are still the same processes and removes the directory. A
+    directory without an owner file (a driver between creating it and writing the
+    file, or another program's) is left alone. Returns the directories removed."""
+    removed = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        if not name.startswith(TEMP_PREFIX):
+            continue
+        d = os.path.join(base, name)
+        try:
+            if os.lstat(d).st_uid != uid or not stat.S_ISDIR(os.lstat(d).st_mode):
+                continue
+            with open(os.path.join(d, OWNER_FILE)) as f:
+                owner = json.load(f)
+            pid, start = int(owner["pid"]), owner["start"]
+            procs = {int(p): t for p, t in owner.get("processes", {}).items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if start is not None and _start_time(pid) == start:
+            continue  # its driver still runs
+        _kill_recorded(procs, grace=1.0)
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+    return removed
 
 
 class TaskServer:
@@ -144,11 +338,16 @@ class TaskServer:
         self._born = time.time()
 
     def ping(self):
-        return (self.job, self.index, os.getpid(), self.version)
+        """``(job, index, pid, graph version, incarnation)``; the incarnation (pid,
+        start time) changes when Ray restarts the task."""
+        return (self.job, self.index, os.getpid(), self.version, (os.getpid(), self._born))
 
     @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
-    def load_graph(self, version, graph_def_bytes):
-        """Replaces the graph copy by version `version`, keeping variable values."""
+    def load_graph(self, version, graph_def_bytes, fresh_ok=True):
+        """Replaces the graph copy by version `version`, keeping variable values.
+        With ``fresh_ok=False`` a task that has no graph yet (restarted, its values
+        lost) answers `NEED_RESTORE` instead: a parameter server must be restored
+        before it serves a newer graph with uninitialized variables."""
         from mylib.core.graph import Graph
         from mylib.core.graph_import import import_graph_def
         from mylib.core.graph_io import GraphDef
@@ -158,6 +357,8 @@ class TaskServer:
         with self._graph_lock:
             if version <= self.version:
                 return self.version
+            if self.session is None and not fresh_ok:
+                return NEED_RESTORE
             g = Graph()
             with g.as_default():
                 import_graph_def(GraphDef.FromString(graph_def_bytes), name="",
@@ -188,9 +389,10 @@ class TaskServer:
 
     @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def get_values(self, keys):
-        """Host copies of variables `keys` (None where uninitialized)."""
+        """Host copies of variables `keys` (None where uninitialized), or
+        `NEED_GRAPH` from a task that has no graph (restarted, its values lost)."""
         if self.session is None:
-            return [None] * len(keys)
+            return NEED_GRAPH
         return self.session.read_variables(list(keys))
 
     @with_x64

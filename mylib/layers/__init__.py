@@ -26,3 +26,16 @@ from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # no
                                   Minimum, Multiply, Subtract)
 from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401
 from mylib.layers.interop import FlaxLayer, Lambda  # noqa: F401
+from mylib.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
+from mylib.layers.preprocessing import CategoryEncoding, Normalization, Rescaling  # noqa: F401
+from mylib.layers.lookup import Hashing, IntegerLookup, StringLookup  # noqa: F401
+from mylib.layers.text_vectorization import TextVectorization  # noqa: F401
+from mylib.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401
+from mylib.layers.utility_layers import (Cropping3D, DepthwiseConv1D,  # noqa: F401
+                                         Identity, SeparableConv1D, SeparableConv2D,
+                                         UnitNormalization, ZeroPadding3D)
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D  # aliases
+from mylib.layers import tf1_functions  # noqa: F401,E402
+from mylib.layers.tf1_functions import (average_pooling1d, average_pooling2d,  # noqa: F401,E402
+                                        batch_normalization, conv1d, conv2d, conv2d_transpose,
+                                        dense, dropout, flatten, max_pooling1d, max_pooling2d)

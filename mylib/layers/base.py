@@ -319,7 +319,7 @@ class Layer:
                 f"ml.layers.Input or another layer) or on numpy / JAX arrays. Received: "
                 f"{kinds}.")
         g = flat[0].graph
-        with g.as_default(), g.name_scope(self.name):
+        with g.as_default(), self._call_name_scope(g):
             if not self.built:
                 shapes = [_shape_tuple(x) for x in flat]
                 shape = pack_like(inputs, shapes) if not isinstance(inputs, Tensor) else shapes[0]
@@ -363,6 +363,11 @@ class Layer:
             if isinstance(t, Tensor):
                 _history[t] = (node, i)
         return outputs
+
+    def _call_name_scope(self, g):
+        # The name scope of the call's ops; TF1-style layers (mylib.layers.tf1_functions)
+        # re-enter their variable scope's name scope instead.
+        return g.name_scope(self.name)
 
     def _accepts_mask(self):
         cls = type(self)

@@ -36,7 +36,8 @@ from mylib.metrics.accuracy_metrics import (
     top_k_categorical_accuracy,
 )
 from mylib.metrics.base import Mean, MeanMetricWrapper, Metric, Reduce, Sum
-from mylib.metrics.confusion_metrics import AUC, Precision, Recall
+from mylib.metrics.confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision,
+                                             Recall, TrueNegatives, TruePositives)
 from mylib.metrics.f_score_metrics import F1Score, FBetaScore
 from mylib.metrics.iou_metrics import MeanIoU
 from mylib.metrics.regression_metrics import (
@@ -44,6 +45,8 @@ from mylib.metrics.regression_metrics import (
     MeanSquaredError,
     RootMeanSquaredError,
 )
+from mylib.metrics import streaming
+from mylib.metrics.accuracy_metrics import accuracy as _keras_accuracy
 
 __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
@@ -51,14 +54,25 @@ __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "categorical_accuracy", "sparse_categorical_accuracy", "get", "resolve_accuracy",
            "RootMeanSquaredError", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "Precision",
-           "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score"]
+           "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score", "TruePositives",
+           "FalsePositives", "TrueNegatives", "FalseNegatives"]
+
+# TensorFlow 1's streaming metrics (`tf.metrics.*`): `accuracy` becomes TF1's here;
+# Keras's per-sample function stays in `accuracy_metrics` and `get` maps one to the other.
+from mylib.metrics.streaming import (accuracy, auc, false_negatives,  # noqa: E402,F811
+                                     false_positives, mean, mean_absolute_error,
+                                     mean_squared_error, precision, recall,
+                                     root_mean_squared_error, true_negatives, true_positives)
+
+__all__ += [n for n in streaming.__all__ if n not in __all__]
 
 
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                     SparseCategoricalAccuracy, MeanSquaredError,
                                     MeanAbsoluteError, RootMeanSquaredError,
                                     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
-                                    Precision, Recall, AUC, FBetaScore, F1Score)}
+                                    Precision, Recall, AUC, FBetaScore, F1Score, TruePositives,
+                                    FalsePositives, TrueNegatives, FalseNegatives)}
 _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
             "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
@@ -80,6 +94,8 @@ def get(identifier):
     """
     if isinstance(identifier, Metric):
         return identifier
+    if identifier is accuracy or identifier is _keras_accuracy:  # TF1's / Keras's function
+        return Accuracy()
     if isinstance(identifier, str):
         key = identifier if identifier in _CLASSES else identifier.lower()
         if key in _CLASSES:

@@ -431,3 +431,70 @@ class AUC(_ThresholdCounts):
         if self._init_from_thresholds:
             config["thresholds"] = self.thresholds[1:-1]
         return config
+
+
+class _ConditionCount(_ThresholdCounts):
+    """One weighted confusion count at each threshold (Keras's
+    `_ConfusionMatrixConditionCount`)."""
+
+    _kind = None
+
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        self._thr_arg = thresholds
+        self._kinds = (self._kind,)
+        super().__init__(_parse_thresholds(thresholds, 0.5), name=name, dtype=dtype)
+        # Keras clips predictions to [0, 1] when the thresholds are an even grid.
+        self._clip = _evenly_spaced(self.thresholds)
+
+    def result(self):
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            return self._maybe_scalar(getattr(self, self._kind).value())
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self._thr_arg}
+
+
+_COUNT_DOC = """The weighted number of {what}, as Keras's `{cls}`.
+
+    A prediction is positive where ``y_pred > threshold``, a label where it is nonzero;
+    every value of `y_pred` counts as one sample. With `sample_weight`, the sum of the
+    weights of the {what} (weight 0 masks a value).
+
+    Args:
+      thresholds: float or list of floats in [0, 1] (default 0.5). One count per
+        threshold; a scalar when there is one. With 3 or more evenly spaced thresholds
+        ``0, 1/(n-1), ..., 1`` predictions are clipped to [0, 1] first (as Keras).
+      name: metric name (default ``"{name}"``).
+      dtype: state dtype (float32).
+
+    Returns (from `result`):
+      float32 scalar, or ``[len(thresholds)]``.
+
+    Raises:
+      ValueError: a threshold outside [0, 1].
+    """
+
+
+class TruePositives(_ConditionCount):
+    __doc__ = _COUNT_DOC.format(what="true positives", cls="TruePositives",
+                                name="true_positives")
+    _kind = "tp"
+
+
+class FalsePositives(_ConditionCount):
+    __doc__ = _COUNT_DOC.format(what="false positives", cls="FalsePositives",
+                                name="false_positives")
+    _kind = "fp"
+
+
+class TrueNegatives(_ConditionCount):
+    __doc__ = _COUNT_DOC.format(what="true negatives", cls="TrueNegatives",
+                                name="true_negatives")
+    _kind = "tn"
+
+
+class FalseNegatives(_ConditionCount):
+    __doc__ = _COUNT_DOC.format(what="false negatives", cls="FalseNegatives",
+                                name="false_negatives")
+    _kind = "fn"

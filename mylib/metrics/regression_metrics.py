@@ -9,10 +9,10 @@ from mylib.metrics.base import Mean, MeanMetricWrapper, _float, _graph_of
 
 
 class MeanSquaredError(MeanMetricWrapper):
-    """Mean of `losses.mean_squared_error` over the samples seen."""
+    """Mean of Keras's per-sample `losses.mse` over the samples seen."""
 
     def __init__(self, name="mean_squared_error", dtype=None):
-        super().__init__(_losses.mean_squared_error, name=name, dtype=dtype)
+        super().__init__(_losses.mse, name=name, dtype=dtype)
 
 
 class MeanAbsoluteError(MeanMetricWrapper):

@@ -54,8 +54,10 @@ def _as_array(v, what):
         raise TypeError(f"`{what}` is a symbolic tensor; fit/evaluate/predict take numpy "
                         "arrays (call the model on tensors to build ops instead).")
     a = np.asarray(v)
-    if a.dtype == object:
-        raise ValueError(f"`{what}` could not be converted to a numeric array.")
+    if a.dtype.kind in "US":  # text, for string inputs (lookup / text layers)
+        return a.astype(object)
+    if a.dtype == object and not all(isinstance(e, (str, bytes)) for e in a.ravel()):
+        raise ValueError(f"`{what}` could not be converted to a numeric or string array.")
     return a
 
 

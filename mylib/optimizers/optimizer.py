@@ -122,7 +122,9 @@ class Optimizer:
             # TensorFlow colocates an optimizer's non-slot variables.
             place = g.colocate_with(colocate.op) if colocate is not None else \
                 contextlib.nullcontext()
-            with g.as_default(), place:
+            # Initial values made outside any control_dependencies of the caller (the
+            # TF1 idiom `with control_dependencies(UPDATE_OPS): opt.minimize(loss)`).
+            with g.as_default(), place, g.control_dependencies(None):
                 self._iterations = self._make_variable(
                     "iterations", constant_ops.constant(0, dtype=_dtypes.int64), _dtypes.int64)
                 if callable(self._learning_rate):

@@ -785,4 +785,17 @@ class InteractiveSession(Session):
         self._graph_ctx.__enter__()
 
     def close(self):
+        """Closes the session and, as TensorFlow 1 does, leaves the default session and
+        default graph it installed, when they are still the innermost ones of this thread
+        (once; later calls only close)."""
         super().close()
+        sess_ctx, graph_ctx = self._default_ctx, self._graph_ctx
+        self._default_ctx = self._graph_ctx = None
+        if graph_ctx is not None and get_default_graph() is self._graph:
+            try:
+                graph_ctx.__exit__(None, None, None)
+            except IndexError:
+                pass  # the graph stack was emptied by someone else
+        stack = default_session_stack()
+        if sess_ctx is not None and stack and stack[-1] is self:
+            sess_ctx.__exit__(None, None, None)

@@ -484,3 +484,18 @@ def test_random_stream_advances_per_run_and_replays_per_session(g):
         np.testing.assert_array_equal(a, b)  # a fresh session replays the sequence
     assert not np.array_equal(seqs[0][0], seqs[0][1])  # each run draws new values
     assert all(((0 <= v) & (v < 1)).all() for v in seqs[0])
+
+
+def test_interactive_session_close_leaves_the_default_graph_and_session():
+    # TensorFlow 1: an InteractiveSession installs its graph and itself as the defaults
+    # and removes both on close, so tf.reset_default_graph() works afterwards.
+    g = ml.Graph()
+    with g.as_default():
+        c = ml.constant(2.0)
+    sess = ml.InteractiveSession(graph=g)
+    assert ml.get_default_graph() is g and ml.get_default_session() is sess
+    assert c.eval() == 2.0
+    sess.close()
+    sess.close()
+    assert ml.get_default_graph() is not g and ml.get_default_session() is None
+    ml.reset_default_graph()

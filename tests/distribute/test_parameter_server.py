@@ -319,9 +319,12 @@ def test_parameter_server_killed_is_restored_from_checkpoint(tmp_path):
         assert time.time() - t0 < 60
         v0, v1 = _sess(g).run([c0, c1])
         assert s.stats["ps_restarts"] == 1
-        assert v0 >= 20
-        # ps 1 restarted from the checkpoint of step 10: the steps since it are lost.
-        assert 20 - 5 <= v1 <= v0
+        # Both parameter servers went back to the checkpoint of step 10 (not only the
+        # one that died): the counters agree, and exactly the steps applied since that
+        # checkpoint are lost.
+        lost = s.stats["steps_lost"]
+        assert v0 == v1 == 20 - lost
+        assert 0 < lost <= 5
     finally:
         s.close()
 
@@ -344,10 +347,11 @@ def test_sync_with_too_few_workers_fails_clearly():
         t0 = time.time()
         coord.schedule(lambda: opt.minimize(ml.reduce_sum(w), var_list=[w]))
         coord.schedule(lambda: opt.minimize(ml.reduce_sum(w), var_list=[w]))
-        with pytest.raises((errors.UnavailableError, errors.DeadlineExceededError),
-                           match="task:1"):
+        # The gone worker is named, and the step fails once rpc_timeout has passed
+        # since it began (not after retries of it).
+        with pytest.raises(errors.DeadlineExceededError, match="task:1"):
             coord.join()
-        assert time.time() - t0 < 40
+        assert time.time() - t0 < 8 + 6
     finally:
         s.close()
 

@@ -15,7 +15,7 @@ from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, \
+from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
 from mylib.core.ops import (_shape_rules, array_ops, constant_ops, math_ops, random_ops,
                             reduction_ops)
@@ -28,7 +28,7 @@ __all__ = ["relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "leak
            "weighted_cross_entropy_with_logits", "conv2d", "max_pool", "max_pool2d",
            "avg_pool", "avg_pool2d", "l2_loss", "l2_normalize", "moments", "dropout",
            "conv1d", "depthwise_conv2d", "conv2d_transpose", "max_pool1d", "avg_pool1d",
-           "resize_images", "batch_normalization"]
+           "resize_images", "batch_normalization", "in_top_k"]
 
 
 def _zeros(t):
@@ -952,3 +952,53 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     # the result has x's shape, as TensorFlow sets it.
     out.set_shape(x.shape)
     return out
+
+
+# ---------------------------------------------------------------- in_top_k
+def _in_top_k_kernel(predictions, targets, *, k):
+    n = predictions.shape[1]
+    tgt = targets.astype(jnp.int32)
+    valid = (tgt >= 0) & (tgt < n)
+    t = jnp.take_along_axis(predictions, jnp.clip(tgt, 0, n - 1)[:, None], axis=1)
+    above = jnp.sum(predictions > t, axis=1)
+    return valid & jnp.isfinite(t[:, 0]) & (above < k)
+
+
+def _in_top_k_shape(predictions, targets, *, k):
+    if predictions.shape.rank not in (None, 2):
+        raise errors.InvalidArgumentError(
+            f"predictions must be 2-dimensional [batch, classes], got {predictions.shape}")
+    if targets.shape.rank not in (None, 1):
+        raise errors.InvalidArgumentError(
+            f"targets must be 1-dimensional [batch], got {targets.shape}")
+    return TensorSpec(TensorShape([predictions.shape.as_list()[0]] if predictions.shape.rank
+                                  else [None]), _dtypes.bool_)
+
+
+InTopKV2 = OpDef("InTopKV2", kernel=_in_top_k_kernel, shape_fn=_in_top_k_shape)
+NotDifferentiable("InTopKV2")
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """Whether each target is among the `k` largest predictions of its row (TF's
+    `in_top_k`): True when fewer than `k` classes score strictly higher, so ties at the
+    boundary all count as in; False for a target out of range or a non-finite score.
+
+    Args:
+      predictions: float `Tensor` [batch, classes].
+      targets: int32/int64 `Tensor` [batch] of class ids.
+      k: Python int (or a constant tensor).
+    Returns:
+      bool `Tensor` [batch].
+    Raises:
+      InvalidArgumentError: wrong ranks; ValueError: a `k` unknown when the graph is built.
+    """
+    if hasattr(k, "op"):
+        kv = constant_ops.constant_value(k)
+        if kv is None:
+            raise ValueError("in_top_k: k must be known when the graph is built (a Python "
+                             "int or a constant).")
+        k = int(kv)
+    predictions = convert_to_tensor(predictions)
+    targets = convert_to_tensor(targets)
+    return InTopKV2(predictions, targets, k=int(k), name=name)
