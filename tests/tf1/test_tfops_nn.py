@@ -135,3 +135,42 @@ def test_lrn_rejects_non_4d():
     with tf.Graph().as_default():
         with pytest.raises(tf.errors.InvalidArgumentError, match="4-D"):
             tf.nn.lrn(tf.zeros([2, 3]))
+
+
+def test_tf1_keyword_spellings():
+    rng = np.random.default_rng(3)
+    xv = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    lab = np.eye(3, dtype=np.float32)[[0, 2]]
+    img = rng.normal(size=(1, 5, 5, 2)).astype(np.float32)
+    dw = rng.normal(size=(3, 3, 2, 1)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.constant(xv)
+        out = {
+            "softmax": tf.nn.softmax(x, dim=1),
+            "log_softmax": tf.nn.log_softmax(x, dim=1),
+            "l2n": tf.nn.l2_normalize(x, dim=2),
+            "mom": tf.nn.moments(x, [0, 1], keep_dims=True)[0],
+            "xent": tf.nn.softmax_cross_entropy_with_logits(labels=lab, logits=x[:, :, 0],
+                                                             dim=-1),
+            "exp": tf.expand_dims(x, dim=1),
+            "sq": tf.squeeze(tf.expand_dims(x, 0), squeeze_dims=[0]),
+            "dw": tf.nn.depthwise_conv2d(tf.constant(img), dw, [1, 1, 1, 1], "SAME",
+                                         rate=[2, 2]),
+        }
+        with tf.Session() as sess:
+            v = sess.run(out)
+        with pytest.raises(ValueError, match="both"):
+            tf.nn.softmax(x, axis=1, dim=1)
+    e = np.exp(xv - xv.max(1, keepdims=True))
+    np.testing.assert_allclose(v["softmax"], e / e.sum(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(v["log_softmax"], np.log(e / e.sum(1, keepdims=True)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v["l2n"], xv / np.linalg.norm(xv, axis=2, keepdims=True),
+                               rtol=1e-5)
+    np.testing.assert_allclose(v["mom"], xv.mean((0, 1), keepdims=True), rtol=1e-5)
+    lg = xv[:, :, 0]
+    ref = -np.sum(lab * (lg - np.log(np.exp(lg).sum(-1, keepdims=True))), -1)
+    np.testing.assert_allclose(v["xent"], ref, rtol=1e-5)
+    assert v["exp"].shape == (2, 1, 3, 4) and v["sq"].shape == (2, 3, 4)
+    ref_dw = np.asarray(_conv(img, dw.reshape(3, 3, 1, 2), dil=2, groups=2))
+    np.testing.assert_allclose(v["dw"], ref_dw, rtol=1e-4, atol=1e-5)

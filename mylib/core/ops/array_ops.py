@@ -17,7 +17,7 @@ import numpy as np
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
-from mylib.core.compat_args import warn_ignored
+from mylib.core.compat_args import deprecated_alias, warn_ignored
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
@@ -639,8 +639,12 @@ def _expand_dims_grad(op, grad):
     return [reshape(grad, shape(op.inputs[0]))]
 
 
-def expand_dims(input, axis, name=None):  # noqa: A002
-    """Inserts a size-1 axis at `axis` (in [-rank-1, rank])."""
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+    """Inserts a size-1 axis at `axis` (in [-rank-1, rank]); `dim` is TensorFlow 1's
+    name of `axis`."""
+    axis = deprecated_alias("axis", "dim", axis, dim, "expand_dims")
+    if axis is None:
+        raise ValueError("expand_dims: `axis` is required")
     return ExpandDims(convert_to_tensor(input), axis=_axis_int(axis), name=name)
 
 
@@ -675,12 +679,14 @@ def _squeeze_grad(op, grad):
     return [reshape(grad, shape(op.inputs[0]))]
 
 
-def squeeze(input, axis=None, name=None):  # noqa: A002
-    """Removes size-1 axes (all of them, or those in `axis`).
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+    """Removes size-1 axes (all of them, or those in `axis`; `squeeze_dims` is
+    TensorFlow 1's name).
 
     Raises:
       InvalidArgumentError: if an `axis` dim is not 1.
     """
+    axis = deprecated_alias("axis", "squeeze_dims", axis, squeeze_dims, "squeeze")
     if isinstance(axis, (int, np.integer)):
         axis = [axis]
     dims = () if axis is None else tuple(int(a) for a in axis)

@@ -15,6 +15,7 @@ from jax import lax
 
 from mylib.core import dtypes as _dtypes
 from mylib import errors
+from mylib.core.compat_args import deprecated_alias
 from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, TensorSpec, \
     convert_to_tensor
 from mylib.core.ops import (_shape_rules, array_ops, constant_ops, math_ops, random_ops,
@@ -181,24 +182,27 @@ def _log_softmax_grad(op, grad):
     return [grad - reduction_ops.reduce_sum(grad, axis, keepdims=True) * math_ops.exp(y)]
 
 
-def softmax(logits, axis=None, name=None):
+def softmax(logits, axis=None, name=None, dim=None):
     """`exp(logits) / sum(exp(logits), axis)`, computed stably.
 
     Args:
       logits: float `Tensor` [..., num_classes]; `-inf` entries get probability 0.
-      axis: the class axis (default -1).
+      axis: the class axis (default -1); `dim` is TensorFlow 1's name.
     Returns:
       `Tensor` of the same shape; sums to 1 along `axis`.
     """
+    axis = deprecated_alias("axis", "dim", axis, dim, "softmax")
     return Softmax(convert_to_tensor(logits), axis=-1 if axis is None else int(axis), name=name)
 
 
-def log_softmax(logits, axis=None, name=None):
+def log_softmax(logits, axis=None, name=None, dim=None):
     """`logits - log(sum(exp(logits), axis))`, stable for large logits (max subtracted).
+    `dim` is TensorFlow 1's name of `axis`.
 
     Returns:
       `Tensor` of the same shape and dtype.
     """
+    axis = deprecated_alias("axis", "dim", axis, dim, "log_softmax")
     return LogSoftmax(convert_to_tensor(logits), axis=-1 if axis is None else int(axis),
                       name=name)
 
@@ -300,7 +304,7 @@ def _xent_grad(op, grad_loss, grad_grad):
     return [grad_logits, grad_labels]
 
 
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=None, dim=None):
     """Cross-entropy between `labels` (a distribution per row) and `softmax(logits)`.
 
     Stable: computed from a max-shifted log-softmax; `-inf` logits whose label is 0
@@ -309,12 +313,17 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     Args:
       labels: float `Tensor` [..., num_classes]; each row a probability distribution.
       logits: float `Tensor` of the same shape and dtype.
-      axis: the class axis (default -1).
+      axis: the class axis (default -1); `dim` is TensorFlow 1's name.
     Returns:
       `Tensor` [...] (the class axis removed).
     Raises:
       InvalidArgumentError: if the shapes or dtypes differ.
     """
+    if labels is None or logits is None:
+        raise ValueError("softmax_cross_entropy_with_logits: both `labels` and `logits` are "
+                         "required (pass them by keyword, as TensorFlow 1 requires)")
+    if dim is not None:
+        axis = dim
     lg = convert_to_tensor(logits)
     lb = convert_to_tensor(labels, dtype_hint=lg.dtype)
     if lb.dtype != lg.dtype:
@@ -684,18 +693,22 @@ def _depthwise_shape(x, w, *, strides, padding, dilations):
 
 
 def depthwise_conv2d(input, filter, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
-                     dilations=1, name=None):
+                     dilations=1, name=None, rate=None):
     """Depthwise 2-D convolution: each input channel convolved with its own
     `channel_multiplier` filters (TensorFlow's `depthwise_conv2d_native`).
 
     Args:
       input: `Tensor` [batch, height, width, in_channels] ("NHWC"; "NCHW" is transposed).
       filter: `Tensor` [kh, kw, in_channels, channel_multiplier].
-      strides, padding, dilations: as `conv2d`.
+      strides, padding, dilations: as `conv2d`; `rate` is TensorFlow 1's name of
+        `dilations` ([rh, rw]).
     Returns:
       `Tensor` [batch, out_h, out_w, in_channels * channel_multiplier]; output channel
       `c * channel_multiplier + m` is input channel `c` with filter `m`.
     """
+    if rate is not None:
+        r = [rate, rate] if isinstance(rate, int) else list(rate)
+        dilations = [1, *r, 1] if len(r) == 2 else r
     x = convert_to_tensor(input)
     w = convert_to_tensor(filter, dtype_hint=x.dtype)
     nchw = data_format == "NCHW"
@@ -858,19 +871,23 @@ def l2_loss(t, name=None):
     return L2Loss(convert_to_tensor(t), name=name)
 
 
-def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
-    """`x / sqrt(max(sum(x ** 2, axis), epsilon))`."""
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """`x / sqrt(max(sum(x ** 2, axis), epsilon))`; `dim` is TensorFlow 1's name of
+    `axis`."""
+    axis = deprecated_alias("axis", "dim", axis, dim, "l2_normalize")
     x = convert_to_tensor(x)
     sq = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
     return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(sq, epsilon)), name=name)
 
 
-def moments(x, axes, shift=None, keepdims=False, name=None):
+def moments(x, axes, shift=None, keepdims=False, name=None, keep_dims=None):
     """Mean and variance of `x` over `axes`.
 
     Returns:
-      `(mean, variance)`; the axes are kept as size 1 with `keepdims`.
+      `(mean, variance)`; the axes are kept as size 1 with `keepdims` (`keep_dims` is
+      TensorFlow 1's name).
     """
+    keepdims = bool(deprecated_alias("keepdims", "keep_dims", keepdims, keep_dims, "moments"))
     x = convert_to_tensor(x)
     mean = reduction_ops.reduce_mean(x, axes, keepdims=True)
     var = reduction_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)),
