@@ -5,7 +5,7 @@ from mylib.core.ops.math_ops import *  # noqa: F401,F403
 from mylib.core.ops.math_ops import __all__ as _math_all
 from mylib.core.ops.reduction_ops import *  # noqa: F401,F403
 from mylib.core.ops.reduction_ops import __all__ as _reduction_all
-from mylib.core.ops.segment_ops import (segment_max, segment_mean, segment_min,  # noqa: F401
+from mylib.core.ops.segment_ops import (confusion_matrix, segment_max, segment_mean, segment_min,  # noqa: F401
                                         segment_prod, segment_sum, unsorted_segment_max,
                                         unsorted_segment_mean, unsorted_segment_min,
                                         unsorted_segment_prod, unsorted_segment_sqrt_n,
@@ -17,7 +17,7 @@ from mylib.core.ops.nn_ops import (l2_normalize, log_softmax, softmax,  # noqa: 
 from mylib.core.ops.linalg_ops import trace  # noqa: F401
 
 __all__ = sorted(set(_math_all) | set(_reduction_all) | {
-    "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",
+    "confusion_matrix", "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",
     "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_min",
     "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum", "atan2",
     "count_nonzero", "div_no_nan", "is_inf", "is_nan", "top_k", "l2_normalize",

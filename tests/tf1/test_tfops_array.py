@@ -210,3 +210,49 @@ def test_where_with_condition_only_gives_coordinates():
             tf.where(c, tf.ones([2, 3]))
     np.testing.assert_array_equal(wv, np.argwhere(cv))
     np.testing.assert_array_equal(pv, [0, 2, 5])
+
+
+def test_confusion_matrix_and_tf1_scatter_names():
+    from sklearn.metrics import confusion_matrix as sk_cm
+    rng = np.random.default_rng(4)
+    lv = rng.integers(0, 4, 50)
+    pv = rng.integers(0, 4, 50)
+    wv = rng.uniform(size=50).astype(np.float32)
+    with tf.Graph().as_default():
+        lab = tf.placeholder(tf.int64, [None])
+        pred = tf.placeholder(tf.int32, [None])
+        cm = tf.confusion_matrix(lab, pred, num_classes=4)
+        cmw = tf.math.confusion_matrix(lab, pred, 4, weights=wv[:, None][:, 0],
+                                       dtype=tf.float32)
+        cm_const = tf.confusion_matrix([0, 2, 2], [0, 1, 2])
+        upd = tf.tensor_scatter_update(tf.zeros([3]), [[1]], [5.0])
+        out = _run([cm, cmw, cm_const, upd], {lab: lv, pred: pv})
+        with pytest.raises(tf.errors.UnimplementedError, match="num_classes"):
+            tf.confusion_matrix(lab, pred)
+    np.testing.assert_array_equal(out[0], sk_cm(lv, pv, labels=range(4)))
+    np.testing.assert_allclose(out[1], sk_cm(lv, pv, labels=range(4), sample_weight=wv),
+                               rtol=1e-5)
+    np.testing.assert_array_equal(out[2], [[1, 0, 0], [0, 0, 0], [0, 1, 1]])
+    np.testing.assert_array_equal(out[3], [0, 5, 0])
+
+
+def test_pool_and_conv_transpose_tf1_keywords():
+    rng = np.random.default_rng(5)
+    xv = rng.normal(size=(1, 4, 4, 2)).astype(np.float32)
+    wv = rng.normal(size=(3, 3, 3, 2)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.constant(xv)
+        mp = tf.nn.max_pool(value=x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+        ct = tf.nn.conv2d_transpose(value=x, filter=wv, output_shape=[1, 8, 8, 3],
+                                    strides=[1, 2, 2, 1], padding="SAME")
+        g, = tf.gradients(tf.reduce_sum(ct * ct), x)
+        mpv, ctv, gv = _run([mp, ct, g])
+        with pytest.raises(TypeError, match="ksize"):
+            tf.nn.max_pool(x, strides=[1, 1, 1, 1], padding="SAME")
+    np.testing.assert_allclose(mpv, xv.reshape(1, 2, 2, 2, 2, 2).max((2, 4)))
+    # conv2d_transpose is the adjoint of conv2d: <ct(x), y> == <x, conv2d(y)>
+    yv = rng.normal(size=(1, 8, 8, 3)).astype(np.float32)
+    conv = jax.lax.conv_general_dilated(yv, wv, (2, 2), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    assert np.sum(ctv * yv) == pytest.approx(float(np.sum(xv * np.asarray(conv))), rel=1e-4)
+    assert gv.shape == xv.shape

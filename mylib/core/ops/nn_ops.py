@@ -592,6 +592,10 @@ AvgPool.shape_fn(_pool_shape)
 
 
 def _pool(opdef, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    missing = [n for n, v in (("input (or value)", input), ("ksize", ksize),
+                              ("strides", strides), ("padding", padding)) if v is None]
+    if missing:
+        raise TypeError(f"{opdef.name}: missing required argument(s) {', '.join(missing)}")
     p = _conv_padding(padding)
     if not isinstance(p, str):
         raise errors.InvalidArgumentError("pooling padding must be 'SAME' or 'VALID'")
@@ -600,28 +604,33 @@ def _pool(opdef, input, ksize, strides, padding, data_format, name):  # noqa: A0
                  data_format=data_format or "NHWC", name=name)
 
 
-def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+def max_pool(input=None, ksize=None, strides=None, padding=None, data_format="NHWC",  # noqa: A002
+             name=None, value=None):
     """Max pooling over spatial windows.
 
     Args:
       input: `Tensor` [batch, height, width, channels] ("NHWC").
       ksize: int, [kh, kw] or [1, kh, kw, 1].
+      value: TensorFlow 1's name of `input` (also for `avg_pool`).
       strides: int, [sh, sw] or [1, sh, sw, 1].
       padding: "SAME" or "VALID".
     Returns:
       `Tensor` [batch, out_h, out_w, channels]. The gradient goes to the max of each
       window.
     """
+    input = deprecated_alias("input", "value", input, value, "max_pool")  # noqa: A001
     return _pool(MaxPool, input, ksize, strides, padding, data_format, name)
 
 
-def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+def avg_pool(input=None, ksize=None, strides=None, padding=None, data_format="NHWC",  # noqa: A002
+             name=None, value=None):
     """Average pooling; with "SAME" padding each window averages its real elements only.
 
     Args: as `max_pool`.
     Returns:
       `Tensor` [batch, out_h, out_w, channels].
     """
+    input = deprecated_alias("input", "value", input, value, "avg_pool")  # noqa: A001
     return _pool(AvgPool, input, ksize, strides, padding, data_format, name)
 
 
@@ -751,8 +760,9 @@ def _transpose_pads(i, o, k, s, d, padding):
     return eff - 1 - lo, eff - 1 - hi + extra
 
 
-def conv2d_transpose(input, filters, output_shape=None, strides=1, padding="SAME",  # noqa: A002
-                     data_format="NHWC", dilations=1, name=None):
+def conv2d_transpose(input=None, filters=None, output_shape=None, strides=1,  # noqa: A002
+                     padding="SAME", data_format="NHWC", dilations=1, name=None, value=None,
+                     filter=None):  # noqa: A002
     """Transposed 2-D convolution: the gradient of `conv2d` with respect to its input
     (TensorFlow's `conv2d_transpose`, the "deconvolution" of upsampling networks).
 
@@ -771,6 +781,12 @@ def conv2d_transpose(input, filters, output_shape=None, strides=1, padding="SAME
       InvalidArgumentError: if the spatial input sizes are unknown and `output_shape` is
         given, or the padding is not SAME/VALID.
     """
+    # TensorFlow 1's names: conv2d_transpose(value, filter, output_shape, ...)
+    input = deprecated_alias("input", "value", input, value, "conv2d_transpose")  # noqa: A001
+    filters = deprecated_alias("filters", "filter", filters, filter, "conv2d_transpose")
+    if input is None or filters is None:
+        raise TypeError("conv2d_transpose: `input` (or `value`) and `filters` (or `filter`) "
+                        "are required")
     x = convert_to_tensor(input)
     w = convert_to_tensor(filters, dtype_hint=x.dtype)
     nchw = data_format == "NCHW"

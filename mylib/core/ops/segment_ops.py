@@ -14,15 +14,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from mylib import errors
+from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import OpDef, TensorSpec, convert_to_tensor
-from mylib.core.ops.constant_ops import constant_value
+from mylib.core.ops.constant_ops import constant_value, ones_like
+from mylib.core.ops import array_ops as _array, math_ops as _math
+from mylib.core.ops.cast_ops import cast as _cast
 from mylib.core.ops.math_ops import negative
 
 __all__ = ["unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
            "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
            "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
            "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
-           "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min"]
+           "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+           "tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub",
+           "confusion_matrix"]
 
 _SEGMENT_FNS = {"sum": jax.ops.segment_sum, "max": jax.ops.segment_max,
                 "min": jax.ops.segment_min}
@@ -242,3 +247,48 @@ tensor_scatter_nd_add = _tensor_scatter("add", "added (duplicates sum)")
 tensor_scatter_nd_sub = _tensor_scatter("sub", "subtracted (duplicates sum)")
 tensor_scatter_nd_max = _tensor_scatter("max", "combined by maximum")
 tensor_scatter_nd_min = _tensor_scatter("min", "combined by minimum")
+
+# TensorFlow 1.13-1.15's names
+tensor_scatter_update = tensor_scatter_nd_update
+tensor_scatter_add = tensor_scatter_nd_add
+tensor_scatter_sub = tensor_scatter_nd_sub
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None,
+                     dtype=_dtypes.int32, name=None):
+    """Counts of (label, prediction) pairs: ``m[i, j]`` is the number (or summed
+    `weights`) of examples with label i predicted as j.
+
+    Args:
+      labels, predictions: int `Tensor`s [n].
+      num_classes: Python int. Without it, both inputs must be constants (the size is
+        then ``max(labels, predictions) + 1``), as the matrix's shape must be static.
+      weights: optional `Tensor` [n].
+      dtype: the matrix's dtype.
+    Returns:
+      `Tensor` [num_classes, num_classes] of `dtype`. Pairs out of range are dropped
+      (TensorFlow raises).
+    Raises:
+      UnimplementedError: without `num_classes` for inputs computed at run time.
+    """
+    lab = convert_to_tensor(labels)
+    pred = convert_to_tensor(predictions)
+    if num_classes is None:
+        lv, pv = constant_value(lab), constant_value(pred)
+        if lv is None or pv is None:
+            raise errors.UnimplementedError(
+                "confusion_matrix: pass num_classes= (the matrix's size must be known when "
+                "the graph is built)")
+        num_classes = int(max(np.max(lv, initial=-1), np.max(pv, initial=-1))) + 1
+    num_classes = _static_int(num_classes, "num_classes", "confusion_matrix")
+    d = _dtypes.as_dtype(dtype)
+    lab, pred = _cast(lab, _dtypes.int32), _cast(pred, _dtypes.int32)
+    ids = _math.add(_math.multiply(lab, num_classes), pred)
+    valid = _math.logical_and(
+        _math.logical_and(_math.greater_equal(lab, 0), _math.less(lab, num_classes)),
+        _math.logical_and(_math.greater_equal(pred, 0), _math.less(pred, num_classes)))
+    ids = _array.where(valid, ids, -1)
+    w = (ones_like(ids) if weights is None else convert_to_tensor(weights))
+    w = _cast(w, d)
+    flat = unsorted_segment_sum(w, ids, num_classes * num_classes)
+    return _array.reshape(flat, [num_classes, num_classes], name=name)
