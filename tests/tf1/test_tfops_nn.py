@@ -174,3 +174,20 @@ def test_tf1_keyword_spellings():
     assert v["exp"].shape == (2, 1, 3, 4) and v["sq"].shape == (2, 3, 4)
     ref_dw = np.asarray(_conv(img, dw.reshape(3, 3, 1, 2), dil=2, groups=2))
     np.testing.assert_allclose(v["dw"], ref_dw, rtol=1e-4, atol=1e-5)
+
+
+def test_bias_add_gradient_with_unknown_rank():
+    rng = np.random.default_rng(6)
+    xv = rng.normal(size=(3, 2, 4)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32)          # no shape at all, as TF1 programs write
+        b = tf.constant(np.arange(4, dtype=np.float32))
+        y = tf.nn.bias_add(x, b)
+        gb, = tf.gradients(tf.reduce_sum(y * y), b)
+        gbv = _run_one(gb, {x: xv})
+    np.testing.assert_allclose(gbv, np.sum(2 * (xv + np.arange(4)), (0, 1)), rtol=1e-5)
+
+
+def _run_one(t, feed):
+    with tf.Session() as sess:
+        return sess.run(t, feed)

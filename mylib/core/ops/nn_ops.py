@@ -239,7 +239,11 @@ def _bias_add_shape(value, bias, *, data_format="NHWC"):
 def _bias_add_grad(op, grad):
     value = op.inputs[0]
     r = value.shape.rank
-    c_axis = 1 if op.attrs.get("data_format", "NHWC").startswith("NC") else r - 1
+    nc = op.attrs.get("data_format", "NHWC").startswith("NC")
+    if r is None and not nc:
+        # rank unknown when the graph is built: sum the leading axes to the bias's [C]
+        return [grad, array_ops.sum_to_shape(grad, op.inputs[1])]
+    c_axis = 1 if nc else r - 1
     axes = [i for i in range(r) if i != c_axis]
     return [grad, reduction_ops.reduce_sum(grad, axes)]
 
