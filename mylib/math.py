@@ -12,13 +12,13 @@ from mylib.core.ops.segment_ops import (confusion_matrix, segment_max, segment_m
                                         unsorted_segment_sum)
 from mylib.core.ops.sequence_ops import (atan2, count_nonzero, div_no_nan, is_inf,  # noqa: F401
                                          is_nan, top_k)
-from mylib.core.ops.nn_ops import (l2_normalize, log_softmax, softmax,  # noqa: F401
-                                   softplus)
+from mylib.core.ops.nn_ops import (in_top_k, l2_normalize, log_softmax,  # noqa: F401
+                                   softmax, softplus)
 from mylib.core.ops.linalg_ops import trace  # noqa: F401
 
 __all__ = sorted(set(_math_all) | set(_reduction_all) | {
     "confusion_matrix", "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",
     "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_min",
     "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum", "atan2",
-    "count_nonzero", "div_no_nan", "is_inf", "is_nan", "top_k", "l2_normalize",
+    "count_nonzero", "div_no_nan", "in_top_k", "is_inf", "is_nan", "top_k", "l2_normalize",
     "log_softmax", "softmax", "softplus", "trace"})
