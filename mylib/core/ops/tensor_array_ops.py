@@ -15,7 +15,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.graph import get_default_graph
-from mylib.core.op_registry import TensorSpec, convert_to_tensor
+from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, indexing_ops
 from mylib.core.ops.cast_ops import cast
 from mylib.core.ops.constant_ops import constant, constant_value, zeros
