@@ -26,3 +26,5 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+
+from mylib import keras  # noqa: F401,E402 - the Keras 3 face, above everything else

@@ -1,0 +1,23 @@
+"""`keras.metrics`: the names of `mylib.metrics` (Keras 3's)."""
+
+from __future__ import annotations
+
+import mylib.metrics as _src
+from mylib.keras._face import missing as _missing
+from mylib.keras._face import reexport as _reexport
+
+__all__ = _reexport(globals(), _src)
+_HINTS = {
+    "SpecificityAtSensitivity": "use keras.metrics.AUC or compute it from "
+                                "keras.metrics.TruePositives / FalsePositives counts.",
+    "SensitivityAtSpecificity": "use keras.metrics.AUC.",
+    "PrecisionAtRecall": "use keras.metrics.Precision / Recall.",
+    "RecallAtPrecision": "use keras.metrics.Precision / Recall.",
+}
+
+
+def __getattr__(name):
+    value = getattr(_src, name, None)
+    if value is not None and not name.startswith("_"):
+        return value
+    raise _missing(__name__, name, _HINTS)
