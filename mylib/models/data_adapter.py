@@ -201,13 +201,14 @@ def stream_fit_inputs(model, x, y, sample_weight, validation_split, class_weight
                          "batches and pass `validation_data`.")
     stream = BatchStream(x, steps_per_epoch, "x")
     xb, yb, swb = unpack_batch(stream.peek())
-    if yb is None:
+    if yb is None and not model._custom_steps():
         raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
                          "(x, y, sample_weight) batches; its first batch has no y.")
     _, ys, sw, _ = model._prepare(xb, yb, swb, class_weight)
     weighted = swb is not None or class_weight is not None
+    with_y = yb is not None
     return FitInputs(ys, sw.ndim, weighted,
-                     lambda: stream_feeds(model, stream, class_weight, weighted),
+                     lambda: stream_feeds(model, stream, class_weight, weighted, with_y),
                      stream.steps_hint, None, None)
 
 
@@ -216,9 +217,10 @@ def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
                      validation_steps):
     """`FitInputs` for arrays `x`, `y`; a `validation_split` holds out the LAST
     fraction of the samples (before shuffling)."""
-    if y is None:
+    if y is None and not model._custom_steps():
         raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
-                         "generator of (x, y) batches as `x`.")
+                         "generator of (x, y) batches as `x` (a model with its own "
+                         "`train_step` may fit `x` alone).")
     xs, ys, sw, n = model._prepare(x, y, sample_weight, class_weight)
     weighted = sample_weight is not None or class_weight is not None
     val = None

@@ -209,8 +209,14 @@ class Optimizer:
             return None
         return slots[names.index(name)]
 
+    @property
     def variables(self):
-        """`iterations`, the learning-rate variable and all slots."""
+        """`iterations`, the learning-rate variable and all slots: a list (Keras 3's
+        property). Calling it, ``opt.variables()``, also works and returns the same
+        list (the older method form)."""
+        return _VariableList(self._variable_list())
+
+    def _variable_list(self):
         out = []
         if self._iterations is not None:
             out.append(self._iterations)
@@ -225,6 +231,24 @@ class Optimizer:
         return out
 
     # ------------------------------------------------------------ graph building
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's ``optimizer.apply(grads, trainable_variables)``: the update op of
+        the gradients `grads` (a list, None entries skipped) for `trainable_variables`
+        (a list of the same length), as `apply_gradients`.
+
+        Raises:
+          ValueError: `trainable_variables` is missing or of another length.
+        """
+        grads = list(grads)
+        if trainable_variables is None:
+            raise ValueError("optimizer.apply needs `trainable_variables` (the variables "
+                             "the gradients belong to).")
+        tvars = list(trainable_variables)
+        if len(grads) != len(tvars):
+            raise ValueError(f"optimizer.apply: {len(grads)} gradients for {len(tvars)} "
+                             "variables; pass one gradient (or None) per variable.")
+        return self.apply_gradients(list(zip(grads, tvars)))
+
     def compute_gradients(self, loss, var_list=None):
         """Gradients of `loss` with respect to `var_list`.
 
@@ -362,3 +386,11 @@ class Optimizer:
 
     def __repr__(self):
         return f"<ml.optimizers.{type(self).__name__} name={self.name!r}>"
+
+
+class _VariableList(list):
+    """A list that may also be called (returning itself as a list), so both Keras 3's
+    ``opt.variables`` and the older ``opt.variables()`` work."""
+
+    def __call__(self):
+        return list(self)

@@ -68,9 +68,9 @@ def _camel(name):
 
 
 def _make_kernel(fn):
-    def kernel(*arrays, _layout, **attrs):
+    def kernel(*arrays, layout_, **attrs):
         kwargs = dict(attrs)
-        for name, kind, start, count in _layout:
+        for name, kind, start, count in layout_:
             if kind == "t":
                 kwargs[name] = arrays[start]
             else:  # a sequence of tensors
@@ -116,7 +116,7 @@ def keras_op(*tensor_params, seq=None, type_name=None):
                     inputs.extend(convert_to_tensor(x) for x in items)
                 else:
                     attrs[pname] = plain(v, pname)
-            return opdef(*inputs, _layout=tuple(layout), name=name, **attrs)
+            return opdef(*inputs, layout_=tuple(layout), name=name, **attrs)
 
         wrapper.op_def = opdef
         return wrapper
