@@ -40,6 +40,7 @@ PUBLIC_NAMES = [
     "get_op_def", "get_seed", "global_norm", "global_variables", "global_variables_initializer",
     "gradients", "greater", "greater_equal", "group", "identity", "import_graph_def",
     "initializers", "int16", "int32", "int64", "int8", "is_finite", "is_variable_initialized",
+    "keras",
     "l2_loss", "l2_normalize", "layers", "leaky_relu", "less", "less_equal", "load_graph_def",
     "local_variables", "local_variables_initializer", "log", "log1p", "log_softmax", "logical_and",
     "logical_not", "logical_or", "logical_xor", "losses", "map_fn", "matmul", "matrix_transpose",

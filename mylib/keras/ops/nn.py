@@ -4,6 +4,8 @@ softmax, one-hot, cross-entropies, moments, normalization, convolution and pooli
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -218,7 +220,7 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
     only (as Keras)."""
     s = _pool(inputs, pool_size, strides, padding, data_format, 0.0, lax.add)
     if padding.lower() == "valid":
-        return s / float(jnp.prod(jnp.asarray(_tuple(pool_size, inputs.ndim - 2))))
+        return s / float(math.prod(_tuple(pool_size, inputs.ndim - 2)))
     n = _pool(jnp.ones_like(inputs), pool_size, strides, padding, data_format, 0.0, lax.add)
     return s / n
 
