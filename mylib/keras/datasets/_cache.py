@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import pickle
+import zipfile
+
+import numpy as np
 
 from mylib.keras.utils.file_utils import keras_home
 
@@ -24,3 +28,47 @@ def cached(fname, origin=None, what=None):
             f"download data. Download {origin} and place it at {path} (set KERAS_HOME to "
             "use another cache root).")
     return path
+
+
+# Object arrays (imdb / reuters sequences) and CIFAR batches are pickles: they are read
+# with an unpickler that builds only numpy arrays and dtypes, so a tampered file cannot
+# run code (Keras 3 restricts its dataset loading the same way).
+_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
+                                                        "_reconstruct"),
+            ("numpy", "ndarray"), ("numpy", "dtype"),
+            ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"Refusing to load {module}.{name} from a dataset file: "
+                                     "only numpy arrays are expected. The file may be "
+                                     "corrupted or not the Keras dataset file.")
+
+
+def safe_pickle_load(f, encoding="ASCII"):
+    """`pickle.load` that builds only numpy arrays, dtypes and plain Python values."""
+    return _SafeUnpickler(f, encoding=encoding).load()
+
+
+def load_npz(path):
+    """``{name: array}`` of an ``.npz`` file; object arrays through `safe_pickle_load`."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for member in z.namelist():
+            key = member[:-4] if member.endswith(".npy") else member
+            with z.open(member) as f:
+                version = np.lib.format.read_magic(f)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, fortran, dtype = read_header(f)
+                if dtype.hasobject:
+                    arr = safe_pickle_load(f, encoding="latin1")
+                else:
+                    data = f.read()
+                    arr = np.frombuffer(data, dtype=dtype).reshape(
+                        shape, order="F" if fortran else "C").copy()
+            out[key] = arr
+    return out

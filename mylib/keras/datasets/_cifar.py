@@ -2,12 +2,11 @@
 archives hold, read with `encoding="bytes"` as Keras does)."""
 
 import os
-import pickle
 import tarfile
 
 import numpy as np
 
-from mylib.keras.datasets._cache import cached
+from mylib.keras.datasets._cache import cached, safe_pickle_load
 
 
 def extracted_dir(dirname, archive, origin, what):
@@ -32,7 +31,7 @@ def load_batch(fpath, label_key="labels"):
     are the CIFAR archive's pickles of plain dicts of numpy arrays; they are the files
     Keras itself reads the same way."""
     with open(fpath, "rb") as f:
-        d = pickle.load(f, encoding="bytes")
+        d = safe_pickle_load(f, encoding="bytes")
     d = {k.decode("utf8") if isinstance(k, bytes) else k: v for k, v in d.items()}
     data = np.asarray(d["data"]).reshape(-1, 3, 32, 32)
     return data, d[label_key]

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from mylib.keras.datasets._cache import cached
+from mylib.keras.datasets._cache import cached, load_npz
 from mylib.keras.datasets._sequences import as_object_array, limit_words, mark, remove_long
 
 __all__ = ["load_data", "get_word_index"]
@@ -22,9 +22,9 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
       FileNotFoundError: ``<KERAS_HOME>/datasets/imdb.npz`` is missing.
     """
     p = cached(path, None, "keras.datasets.imdb")
-    with np.load(p, allow_pickle=True) as f:  # Keras's file holds object arrays
-        x_train, y_train = f["x_train"], f["y_train"]
-        x_test, y_test = f["x_test"], f["y_test"]
+    f = load_npz(p)  # object arrays, read without running code
+    x_train, y_train = f["x_train"], f["y_train"]
+    x_test, y_test = f["x_test"], f["y_test"]
     rng = np.random.RandomState(seed)
     idx = np.arange(len(x_train))
     rng.shuffle(idx)
