@@ -396,11 +396,13 @@ def flatten_logs(logs, what):
     return names, vals
 
 
-def build_custom_step(model, mode, ys, y_struct, feed_weights, sw_ndim):
+def build_custom_step(model, mode, ys, y_struct, feed_weights, sw_ndim, pass_weights=True):
     """``(step op, log tensors, feeds, log names)``: the graph of the model's
     ``<mode>_step`` ('train' or 'test') on placeholders shaped like the model's inputs,
     the targets `ys` (packed like `y_struct`; none for unsupervised data) and, with
-    `feed_weights`, sample weights of rank `sw_ndim`."""
+    `feed_weights`, sample weights of rank `sw_ndim` (fed, and passed in the step's
+    data as ``(x, y, sample_weight)`` only with `pass_weights`: the user gave
+    weights)."""
     g = model.graph
     method = getattr(model, f"{mode}_step")
     with g.as_default(), g.name_scope(mode):
@@ -410,7 +412,7 @@ def build_custom_step(model, mode, ys, y_struct, feed_weights, sw_ndim):
             if feed_weights else None
         x = model._nested_inputs
         y = pack_like(y_struct, targets) if targets else None
-        data = pack_x_y_sample_weight(x, y, sw)
+        data = pack_x_y_sample_weight(x, y, sw if pass_weights else None)
         n0 = len(g.get_operations())
         try:
             with collect_call_effects() as fx:

@@ -412,7 +412,8 @@ class Model(GraphNetworkMixin, Layer):
         feed_weights = weighted
         sw_ndim = int(sw_ndim) if feed_weights else 1
         key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
-               tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
+               tuple(id(w) for w in self.trainable_weights) if mode == "train" else (),
+               self.__dict__.get("_custom_test_weighted", False) if mode == "test" else None)
         if loop:
             self._step_fn(mode, ys, weighted, sw_ndim)
             return self._fns.get(key + ("loop",))
@@ -424,7 +425,9 @@ class Model(GraphNetworkMixin, Layer):
             if y_struct is None or len(da.flat_arrays(y_struct)) != len(ys):
                 y_struct = ys[0] if len(ys) == 1 else list(ys)
             step, results, feeds, names = cs.build_custom_step(
-                self, mode, ys, y_struct, feed_weights, sw_ndim)
+                self, mode, ys, y_struct, feed_weights, sw_ndim,
+                pass_weights=mode == "train" or self.__dict__.get("_custom_test_weighted",
+                                                                  False))
             self.__dict__.setdefault("_custom_names", {})[mode] = names
         else:
             if self._tracking is None:
@@ -562,6 +565,10 @@ class Model(GraphNetworkMixin, Layer):
                 spe, validation_batch_size, validation_steps)
         val = data.val if validation_data is None else da.validation_source(
             self, validation_data, validation_steps, validation_batch_size or batch_size)
+        # A custom test_step sees (x, y, sample_weight) only where weights were given.
+        self._custom_test_weighted = (
+            validation_data is None and sample_weight is not None) or (
+            isinstance(validation_data, (tuple, list)) and len(validation_data) == 3)
         train_fn = self._step_fn("train", data.ys, data.weighted, sw_ndim=data.sw_ndim)
         if val is not None:  # (ys signature, sw ndim, batches())
             self._step_fn("test", val[0], sw_ndim=val[1])
@@ -690,12 +697,14 @@ class Model(GraphNetworkMixin, Layer):
                 raise ValueError("The dataset/generator passed to evaluate must yield (x, y) "
                                  "or (x, y, sample_weight) batches.")
             _, ys, sw, _ = self._prepare(xb, yb, swb)
+            self._custom_test_weighted = swb is not None
             batches = da.stream_feeds(self, stream, None, True, with_y=yb is not None)
             nsteps = stream.steps_hint
         else:
             if y is None and not self._custom_steps():
                 raise ValueError("`y` is required to evaluate.")
             xs, ys, sw, n = self._prepare(x, y, sample_weight)
+            self._custom_test_weighted = sample_weight is not None
             if n == 0:
                 raise ValueError("Expected at least one sample to evaluate; received 0.")
             batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
