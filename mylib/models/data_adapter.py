@@ -286,8 +286,15 @@ def is_stream(x):
     """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
     from mylib.data import Dataset
 
-    return isinstance(x, Dataset) or (hasattr(x, "__next__") and hasattr(x, "__iter__")
-                                      and not hasattr(x, "shape"))
+    return isinstance(x, Dataset) or is_batch_sequence(x) or (
+        hasattr(x, "__next__") and hasattr(x, "__iter__") and not hasattr(x, "shape"))
+
+
+def is_batch_sequence(x):
+    """A re-iterable batch source of known length (Keras 3's `PyDataset` / `Sequence`:
+    ``len(x)`` batches, ``iter(x)`` one pass over them), marked by the class attribute
+    ``_is_batch_sequence``."""
+    return bool(getattr(type(x), "_is_batch_sequence", False))
 
 
 def unpack_batch(el):
@@ -318,8 +325,9 @@ class BatchStream:
         from mylib.data import INFINITE_CARDINALITY, Dataset
 
         self.data = data
-        self.reiterable = isinstance(data, Dataset)
-        card = data.cardinality() if self.reiterable else -2
+        self.reiterable = isinstance(data, Dataset) or is_batch_sequence(data)
+        card = (len(data) if is_batch_sequence(data) else data.cardinality()) \
+            if self.reiterable else -2
         if steps is None and card == INFINITE_CARDINALITY:
             raise ValueError(f"`{what}` is an infinite dataset (it repeats forever): pass "
                              "`steps_per_epoch` (fit) or `steps` (evaluate/predict) to say "

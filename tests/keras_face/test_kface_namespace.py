@@ -312,3 +312,33 @@ def test_dataset_pickles_cannot_run_code(tmp_path, monkeypatch):
     np.savez(d / "reuters.npz", x=bad, y=np.zeros(1))
     with pytest.raises(pickle.UnpicklingError, match="posix.system|os.system|Refusing"):
         keras.datasets.reuters.load_data()
+
+
+def test_pydataset_feeds_fit_evaluate_predict():
+    x = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    y = (x @ np.array([[1.0], [2.0], [-1.0]], np.float32))
+
+    class Batches(keras.utils.PyDataset):
+        def __init__(self, with_y=True):
+            super().__init__()
+            self.with_y, self.epochs_seen = with_y, 0
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            sl = slice(10 * i, 10 * i + 10)
+            return (x[sl], y[sl]) if self.with_y else x[sl]
+
+        def on_epoch_end(self):
+            self.epochs_seen += 1
+
+    inp = keras.Input(shape=(3,))
+    model = keras.Model(inp, keras.layers.Dense(1)(inp))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    data = Batches()
+    h = model.fit(data, epochs=5, verbose=0)
+    assert data.epochs_seen == 5 and h.history["loss"][-1] < 0.2 * h.history["loss"][0]
+    assert model.evaluate(Batches(), verbose=0) == pytest.approx(
+        float(np.mean((model.predict(x, verbose=0) - y) ** 2)), rel=1e-5)
+    assert model.predict(Batches(with_y=False), verbose=0).shape == (40, 1)

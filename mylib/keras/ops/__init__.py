@@ -11,14 +11,47 @@ Every function works in two worlds:
   (see `mylib.keras.ops._dispatch`).
 
 Submodules as in Keras 3: `numpy`, `nn`, `core`, `math`, `linalg`, `image` (a subset).
+A Keras op mylib lacks raises an AttributeError saying what to use instead.
 """
 
-from mylib.keras.ops import core, nn, numpy  # noqa: F401
+from mylib.keras.ops import core, image, linalg, math, more, nn, numpy  # noqa: F401
 from mylib.keras.ops.core import *  # noqa: F401,F403
+from mylib.keras.ops.linalg import *  # noqa: F401,F403
+from mylib.keras.ops.math import *  # noqa: F401,F403
+from mylib.keras.ops.more import *  # noqa: F401,F403
 from mylib.keras.ops.nn import *  # noqa: F401,F403
 from mylib.keras.ops.numpy import *  # noqa: F401,F403
 from mylib.keras.ops.core import map, slice  # noqa: F401,A004
-from mylib.keras.ops.numpy import (abs, all, any, max, min, round, sum)  # noqa: F401,A004
-from mylib.keras.ops import math, linalg, image  # noqa: F401,E402
-from mylib.keras.ops.math import (erf, erfinv, in_top_k, logsumexp, segment_max,  # noqa: F401
-                                  segment_sum, top_k, rsqrt, extract_sequences)
+from mylib.keras.ops.numpy import abs, all, any, max, min, round, sum  # noqa: F401,A004
+
+__all__ = sorted(set(core.__all__) | set(linalg.__all__) | set(math.__all__) |
+                 set(more.__all__) | set(nn.__all__) | set(numpy.__all__)) + ["core", "image", "linalg", "math",
+                                                          "nn", "numpy"]
+
+_CUSTOM = "write it from other keras.ops in a function (it builds graph ops on tensors)"
+_HINTS = {
+    "conv_transpose": "use keras.layers.Conv2DTranspose, or " + _CUSTOM + ".",
+    "separable_conv": "use keras.ops.depthwise_conv followed by keras.ops.conv with a 1x1 "
+                      "kernel.",
+    "dot_product_attention": "use keras.layers.MultiHeadAttention, or softmax(q @ k^T / "
+                             "sqrt(d)) @ v with keras.ops.matmul / softmax.",
+    "ctc_loss": "not implemented; " + _CUSTOM + ".",
+    "ctc_decode": "not implemented.",
+    "custom_gradient": "register a gradient for a mylib op (ml.RegisterGradient), see "
+                       "docs/custom_ops.md.",
+    "fft": "use jax.numpy.fft on arrays; there is no graph op for it.",
+    "stft": "use jax.scipy.signal.stft on arrays; there is no graph op for it.",
+    "rfft": "use jax.numpy.fft.rfft on arrays; there is no graph op for it.",
+    "eig": "use keras.ops.eigh for symmetric matrices, or jax.numpy.linalg.eig on "
+           "arrays.",
+    "unique": "the output size depends on the data; use jax.numpy.unique on arrays.",
+    "histogram": "the output depends on the data; use numpy.histogram on arrays.",
+    "associative_scan": "use keras.ops.scan.",
+    "unravel_index": "use jax.numpy.unravel_index on arrays.",
+}
+
+
+def __getattr__(name):
+    from mylib.keras._face import missing
+
+    raise missing(__name__, name, _HINTS, _CUSTOM + ".")

@@ -66,6 +66,8 @@ class PyDataset:
     ignored: batches are read in the training thread.
     """
 
+    _is_batch_sequence = True  # fit / evaluate / predict take it like a dataset
+
     def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
         self.workers, self.use_multiprocessing = workers, use_multiprocessing
         self.max_queue_size = max_queue_size
