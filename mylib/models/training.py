@@ -167,8 +167,8 @@ class Model(GraphNetworkMixin, Layer):
     @property
     def compiled_metrics(self):
         """The container of compile's metrics (``update_state(y, y_pred,
-        sample_weight)``, ``result()``), or None when compile named none."""
-        return cs.compile_metrics(self)
+        sample_weight)``, ``result()``; empty when compile named none)."""
+        return cs.compile_metrics(self) or cs.CompileMetrics(self)
 
     @property
     def compiled_loss(self):

@@ -296,3 +296,18 @@ def test_custom_model_with_call_and_build_saves_weights(tmp_path):
     m2.build((None, 3))
     m2.load_weights(path)
     np.testing.assert_allclose(m2.predict(X, verbose=0), m.predict(X, verbose=0), rtol=1e-6)
+
+
+def test_add_weight_in_keras3_positional_order():
+    class Affine(layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight((input_shape[-1], 2), "ones")
+            self.b = self.add_weight(shape=(2,), initializer="zeros", aggregation="mean")
+
+        def call(self, x):
+            return ops.matmul(x, self.w) + self.b
+
+    layer = Affine()
+    out = layer(np.ones((1, 3), np.float32))
+    np.testing.assert_array_equal(out, [[3.0, 3.0]])
+    assert [tuple(w.shape.as_list()) for w in layer.weights] == [(3, 2), (2,)]

@@ -25,8 +25,8 @@ from mylib.keras.ops.core import map, slice  # noqa: F401,A004
 from mylib.keras.ops.numpy import abs, all, any, max, min, round, sum  # noqa: F401,A004
 
 __all__ = sorted(set(core.__all__) | set(linalg.__all__) | set(math.__all__) |
-                 set(more.__all__) | set(nn.__all__) | set(numpy.__all__)) + ["core", "image", "linalg", "math",
-                                                          "nn", "numpy"]
+                 set(more.__all__) | set(nn.__all__) | set(numpy.__all__)) + [
+    "core", "image", "linalg", "math", "nn", "numpy"]
 
 _CUSTOM = "write it from other keras.ops in a function (it builds graph ops on tensors)"
 _HINTS = {
