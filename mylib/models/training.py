@@ -413,7 +413,8 @@ class Model(GraphNetworkMixin, Layer):
         sw_ndim = int(sw_ndim) if feed_weights else 1
         key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
                tuple(id(w) for w in self.trainable_weights) if mode == "train" else (),
-               self.__dict__.get("_custom_test_weighted", False) if mode == "test" else None)
+               self.__dict__.get("_custom_test_weighted", False)
+               if mode == "test" and self._custom_steps() else None)
         if loop:
             self._step_fn(mode, ys, weighted, sw_ndim)
             return self._fns.get(key + ("loop",))

@@ -103,6 +103,9 @@ def keras_op(*tensor_params, seq=None, type_name=None):
             symbolic = any(is_symbolic(vals.get(p)) for p in tensor_params) or (
                 seq is not None and any_symbolic(vals.get(seq)))
             if not symbolic:
+                for p in tensor_params:  # nested lists of numbers, as Keras accepts
+                    if isinstance(vals.get(p), (list, tuple)):
+                        vals[p] = np.asarray(vals[p])
                 return fn(**vals)
             inputs, layout, attrs = [], [], {}
             for pname, v in vals.items():

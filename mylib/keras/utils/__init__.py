@@ -64,3 +64,28 @@ def normalize(x, axis=-1, order=2):
     n = np.atleast_1d(np.linalg.norm(x, order, axis))
     n[n == 0] = 1
     return x / np.expand_dims(n, axis)
+
+_FILES = ("read the files with numpy / PIL into arrays (or build an ml.data.Dataset) and "
+          "pass them to fit")
+_HINTS = {
+    "image_dataset_from_directory": _FILES + ".",
+    "text_dataset_from_directory": _FILES + ".",
+    "audio_dataset_from_directory": _FILES + ".",
+    "timeseries_dataset_from_array": "slice windows with numpy "
+                                     "(numpy.lib.stride_tricks.sliding_window_view) and pass "
+                                     "the arrays to fit.",
+    "split_dataset": "split the arrays with numpy, or use fit(validation_split=...).",
+    "load_img": "use PIL.Image.open and numpy.asarray.",
+    "img_to_array": "use numpy.asarray(image, dtype='float32').",
+    "array_to_img": "use PIL.Image.fromarray.",
+    "save_img": "use PIL.Image.fromarray(array).save(path).",
+    "Progbar": "fit's progress bar is the ProgbarLogger callback; use tqdm elsewhere.",
+    "FeatureSpace": "preprocess the features with keras.layers preprocessing layers or "
+                    "numpy.",
+}
+
+
+def __getattr__(name):
+    from mylib.keras._face import missing
+
+    raise missing(__name__, name, _HINTS)
