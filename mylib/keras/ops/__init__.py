@@ -28,17 +28,16 @@ __all__ = sorted(set(core.__all__) | set(linalg.__all__) | set(math.__all__) |
                  set(more.__all__) | set(nn.__all__) | set(numpy.__all__)) + [
     "core", "image", "linalg", "math", "nn", "numpy"]
 
-_CUSTOM = "write it from other keras.ops in a function (it builds graph ops on tensors)"
+_CUSTOM = "use other keras.ops in a function of your own (on tensors it builds graph ops)"
 _HINTS = {
     "conv_transpose": "use keras.layers.Conv2DTranspose, or " + _CUSTOM + ".",
     "separable_conv": "use keras.ops.depthwise_conv followed by keras.ops.conv with a 1x1 "
                       "kernel.",
-    "dot_product_attention": "use keras.layers.MultiHeadAttention, or softmax(q @ k^T / "
-                             "sqrt(d)) @ v with keras.ops.matmul / softmax.",
     "ctc_loss": "not implemented; " + _CUSTOM + ".",
-    "ctc_decode": "not implemented.",
-    "custom_gradient": "register a gradient for a mylib op (ml.RegisterGradient), see "
-                       "docs/custom_ops.md.",
+    "ctc_decode": "not implemented; use keras.ops.argmax over the classes, then drop "
+                  "repeats and blanks in numpy (greedy decoding).",
+    "custom_gradient": "use a mylib op with a registered gradient (ml.OpDef + "
+                       "ml.RegisterGradient), see docs/custom_ops.md.",
     "fft": "use jax.numpy.fft on arrays; there is no graph op for it.",
     "stft": "use jax.scipy.signal.stft on arrays; there is no graph op for it.",
     "rfft": "use jax.numpy.fft.rfft on arrays; there is no graph op for it.",
