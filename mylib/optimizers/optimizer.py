@@ -148,6 +148,36 @@ class Optimizer:
         self._ensure_built()
         return self._lr_var
 
+    @learning_rate.setter
+    def learning_rate(self, value):
+        """Sets a float rate (Keras 3's ``optimizer.learning_rate = 1e-4``): before the
+        optimizer is built it replaces the initial rate; after, the learning-rate
+        variable is assigned in its graph's Keras session, so the next step uses it.
+
+        Raises:
+          ValueError: a negative rate, or a schedule given after the optimizer was built
+            (or a float given to one built with a schedule).
+        """
+        if callable(value) and not isinstance(value, numbers.Real):
+            if self._iterations is not None:
+                raise ValueError(f"Optimizer '{self.name}' is already built: its learning "
+                                 "rate cannot become a schedule now; create a new optimizer.")
+            self._learning_rate = value
+            return
+        value = float(value)
+        if value < 0:
+            raise ValueError(f"`learning_rate` must be >= 0. Received: learning_rate={value}")
+        if self._iterations is None:
+            self._learning_rate = value
+            return
+        if self._lr_var is None:
+            raise ValueError(f"Optimizer '{self.name}' was built with a learning-rate "
+                             "schedule; its rate cannot be set to a float.")
+        from mylib.runtime import keras_session
+
+        self._learning_rate = value
+        keras_session.set_values([self._lr_var], [value], owner=f"Optimizer '{self.name}'")
+
     def build(self, var_list):
         """Creates `iterations`, the learning-rate variable and the slots of `var_list`
         (done by `apply_gradients` otherwise)."""

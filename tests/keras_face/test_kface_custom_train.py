@@ -311,3 +311,18 @@ def test_add_weight_in_keras3_positional_order():
     out = layer(np.ones((1, 3), np.float32))
     np.testing.assert_array_equal(out, [[3.0, 3.0]])
     assert [tuple(w.shape.as_list()) for w in layer.weights] == [(3, 2), (2,)]
+
+
+def test_learning_rate_can_be_set_between_fits():
+    model = linear()
+    opt = keras.optimizers.SGD(0.05)
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(X, Y, batch_size=64, epochs=1, shuffle=False, verbose=0)
+    opt.learning_rate = 0.0
+    w = model.get_weights()
+    model.fit(X, Y, batch_size=64, epochs=2, shuffle=False, verbose=0)
+    for a, b in zip(w, model.get_weights()):
+        np.testing.assert_array_equal(a, b)  # rate 0: nothing moves
+    assert float(ml.keras.backend.get_session(model.graph).run(opt.learning_rate)) == 0.0
+    with pytest.raises(ValueError, match="schedule"):
+        opt.learning_rate = keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
