@@ -358,3 +358,37 @@ def test_keras_ops_coverage_and_missing_names():
     assert len(have) >= 290, missing
     for n in ("mean", "einsum", "conv", "cond", "scan", "top_k", "segment_sum", "softmax"):
         assert n in have
+
+
+def test_cifar10_and_fashion_mnist_read_keras_files(tmp_path, monkeypatch):
+    import gzip
+    import pickle
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    d = tmp_path / "datasets" / "cifar-10-batches-py"
+    d.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    batches = []
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        data = rng.integers(0, 255, (4, 3072), dtype=np.uint8)
+        labels = [int(v) for v in rng.integers(0, 10, 4)]
+        with open(d / name, "wb") as f:  # the CIFAR archive's format: a dict of bytes keys
+            pickle.dump({b"data": data, b"labels": labels}, f)
+        batches.append((data, labels))
+    (xtr, ytr), (xte, yte) = keras.datasets.cifar10.load_data()
+    assert xtr.shape == (20, 32, 32, 3) and ytr.shape == (20, 1) and xte.shape == (4, 32, 32, 3)
+    np.testing.assert_array_equal(xtr[0], batches[0][0][0].reshape(3, 32, 32).transpose(1, 2, 0))
+    np.testing.assert_array_equal(yte[:, 0], batches[5][1])
+
+    f = tmp_path / "datasets" / "fashion-mnist"
+    f.mkdir()
+    imgs = {n: rng.integers(0, 255, (n, 28, 28), dtype=np.uint8) for n in (5, 3)}
+    for prefix, n in (("train", 5), ("t10k", 3)):
+        with gzip.open(f / f"{prefix}-labels-idx1-ubyte.gz", "wb") as g:
+            g.write(b"\0" * 8 + np.arange(n, dtype=np.uint8).tobytes())
+        with gzip.open(f / f"{prefix}-images-idx3-ubyte.gz", "wb") as g:
+            g.write(b"\0" * 16 + imgs[n].tobytes())
+    (a, b), (c, e) = keras.datasets.fashion_mnist.load_data()
+    np.testing.assert_array_equal(a, imgs[5])
+    np.testing.assert_array_equal(c, imgs[3])
+    np.testing.assert_array_equal(e, np.arange(3))
