@@ -392,3 +392,21 @@ def test_cifar10_and_fashion_mnist_read_keras_files(tmp_path, monkeypatch):
     np.testing.assert_array_equal(a, imgs[5])
     np.testing.assert_array_equal(c, imgs[3])
     np.testing.assert_array_equal(e, np.arange(3))
+
+
+def test_timeseries_dataset_from_array_windows_and_fit():
+    data = np.arange(20, dtype=np.float32)[:, None]
+    ds = keras.utils.timeseries_dataset_from_array(data, data[:, 0] * 10, sequence_length=4,
+                                                   sequence_stride=3, sampling_rate=2,
+                                                   batch_size=2)
+    batches = list(ds)
+    xs = np.concatenate([np.asarray(b[0]) for b in batches])
+    ys = np.concatenate([np.asarray(b[1]) for b in batches])
+    starts = np.arange(0, 20 - 6, 3)  # windows of 4 samples, 2 apart, every 3 steps
+    np.testing.assert_array_equal(xs[:, :, 0], starts[:, None] + np.arange(0, 8, 2))
+    np.testing.assert_array_equal(ys, starts * 10)
+    assert [len(np.asarray(b[0])) for b in batches] == [2, 2, 1]
+    inp = keras.Input(shape=(4, 1))
+    model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Flatten()(inp)))
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(ds, epochs=1, verbose=0)

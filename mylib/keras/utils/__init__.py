@@ -18,7 +18,7 @@ CustomObjectScope = custom_object_scope
 __all__ = ["to_categorical", "normalize", "pad_sequences", "set_random_seed", "plot_model",
            "model_to_dot", "get_file", "PyDataset", "Sequence", "custom_object_scope",
            "CustomObjectScope", "get_registered_name", "get_registered_object",
-           "register_keras_serializable"]
+           "register_keras_serializable", "timeseries_dataset_from_array"]
 
 
 def to_categorical(x, num_classes=None):
@@ -65,15 +65,59 @@ def normalize(x, axis=-1, order=2):
     n[n == 0] = 1
     return x / np.expand_dims(n, axis)
 
+def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
+                                  sampling_rate=1, batch_size=128, shuffle=False, seed=None,
+                                  start_index=None, end_index=None):
+    """Batches of sliding windows over `data` (Keras's `timeseries_dataset_from_array`),
+    as an `ml.data.Dataset` that `fit` / `evaluate` / `predict` take as `x`.
+
+    Window ``i`` (for start indices ``start_index, start_index + sequence_stride, ...``
+    while the window fits before `end_index`) is ``data[i : i + sequence_length *
+    sampling_rate : sampling_rate]``; its target is ``targets[i]``. With
+    ``targets=None`` the batches hold the windows only.
+
+    Args:
+      data: array ``[time, ...]``.
+      targets: array ``[time, ...]`` or None.
+      batch_size: windows per batch (None: one window per element, unbatched).
+      shuffle / seed: shuffle the windows (once, with numpy, seeded by `seed`).
+    Raises:
+      ValueError: bad lengths, strides or indices.
+    """
+    from mylib.data import Dataset
+
+    data = np.asarray(data)
+    for name, v in (("sequence_length", sequence_length), ("sequence_stride", sequence_stride),
+                    ("sampling_rate", sampling_rate)):
+        if int(v) <= 0:
+            raise ValueError(f"`{name}` must be a positive int. Received: {name}={v}")
+    start = 0 if start_index is None else int(start_index)
+    end = len(data) if end_index is None else int(end_index)
+    if not 0 <= start < end <= len(data):
+        raise ValueError(f"`start_index` and `end_index` must satisfy 0 <= start < end <= "
+                         f"{len(data)}. Received: start_index={start_index}, "
+                         f"end_index={end_index}")
+    span = (sequence_length - 1) * sampling_rate
+    starts = np.arange(start, end - span, sequence_stride)
+    if targets is not None:
+        targets = np.asarray(targets)
+        starts = starts[starts < len(targets)]
+    if shuffle:
+        np.random.RandomState(seed).shuffle(starts)
+    idx = starts[:, None] + np.arange(0, span + 1, sampling_rate)[None, :]
+    windows = data[idx] if len(starts) else np.zeros((0, sequence_length) + data.shape[1:],
+                                                     data.dtype)
+    ds = Dataset.from_tensor_slices(windows if targets is None else (windows,
+                                                                     targets[starts]))
+    return ds.batch(int(batch_size)) if batch_size is not None else ds
+
+
 _FILES = ("read the files with numpy / PIL into arrays (or build an ml.data.Dataset) and "
           "pass them to fit")
 _HINTS = {
     "image_dataset_from_directory": _FILES + ".",
     "text_dataset_from_directory": _FILES + ".",
     "audio_dataset_from_directory": _FILES + ".",
-    "timeseries_dataset_from_array": "slice windows with numpy "
-                                     "(numpy.lib.stride_tricks.sliding_window_view) and pass "
-                                     "the arrays to fit.",
     "split_dataset": "split the arrays with numpy, or use fit(validation_split=...).",
     "load_img": "use PIL.Image.open and numpy.asarray.",
     "img_to_array": "use numpy.asarray(image, dtype='float32').",
