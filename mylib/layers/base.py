@@ -423,14 +423,25 @@ class Layer:
 
     # --- weights ---
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None, constraint=None):
+                   regularizer=None, constraint=None, autocast=True, aggregation=None,
+                   overwrite_with_gradient=False):
         """Creates a weight `ml.Variable` whose initial value is computed in the graph by
         `initializer` (default glorot_uniform for floats, zeros otherwise).
+
+        Keras 3's positional order, ``add_weight(shape, initializer, ...)``, is accepted
+        too: a first argument that is a tuple or list is the shape (and a second one the
+        initializer). `aggregation` and `overwrite_with_gradient` are accepted for Keras
+        3 compatibility and ignored (`autocast` follows the layer's policy).
 
         Returns:
           the `ml.Variable`, named ``<layer name>/<name>``.
         """
         from mylib.layers import constraints, initializers, regularizers
+
+        if isinstance(name, (tuple, list)):  # Keras 3: add_weight(shape, initializer, ...)
+            if shape is not None and initializer is None:
+                initializer = shape
+            name, shape = None, name
 
         dtype = _dtypes.as_dtype(dtype) if dtype is not None else self.variable_dtype
         shape = tuple(int(d) for d in as_shape(shape or ()).as_list())

@@ -203,13 +203,14 @@ def stream_fit_inputs(model, x, y, sample_weight, validation_split, class_weight
                          "batches and pass `validation_data`.")
     stream = BatchStream(x, steps_per_epoch, "x")
     xb, yb, swb = unpack_batch(stream.peek())
-    if yb is None:
+    if yb is None and not model._custom_steps():
         raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
                          "(x, y, sample_weight) batches; its first batch has no y.")
     _, ys, sw, _ = model._prepare(xb, yb, swb, class_weight)
     weighted = swb is not None or class_weight is not None
+    with_y = yb is not None
     return FitInputs(ys, sw.ndim, weighted,
-                     lambda: stream_feeds(model, stream, class_weight, weighted),
+                     lambda: stream_feeds(model, stream, class_weight, weighted, with_y),
                      stream.steps_hint, None, None)
 
 
@@ -218,9 +219,10 @@ def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
                      validation_steps):
     """`FitInputs` for arrays `x`, `y`; a `validation_split` holds out the LAST
     fraction of the samples (before shuffling)."""
-    if y is None:
+    if y is None and not model._custom_steps():
         raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
-                         "generator of (x, y) batches as `x`.")
+                         "generator of (x, y) batches as `x` (a model with its own "
+                         "`train_step` may fit `x` alone).")
     xs, ys, sw, n = model._prepare(x, y, sample_weight, class_weight)
     weighted = sample_weight is not None or class_weight is not None
     val = None
@@ -286,8 +288,15 @@ def is_stream(x):
     """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
     from mylib.data import Dataset
 
-    return isinstance(x, Dataset) or (hasattr(x, "__next__") and hasattr(x, "__iter__")
-                                      and not hasattr(x, "shape"))
+    return isinstance(x, Dataset) or is_batch_sequence(x) or (
+        hasattr(x, "__next__") and hasattr(x, "__iter__") and not hasattr(x, "shape"))
+
+
+def is_batch_sequence(x):
+    """A re-iterable batch source of known length (Keras 3's `PyDataset` / `Sequence`:
+    ``len(x)`` batches, ``iter(x)`` one pass over them), marked by the class attribute
+    ``_is_batch_sequence``."""
+    return bool(getattr(type(x), "_is_batch_sequence", False))
 
 
 def unpack_batch(el):
@@ -318,8 +327,9 @@ class BatchStream:
         from mylib.data import INFINITE_CARDINALITY, Dataset
 
         self.data = data
-        self.reiterable = isinstance(data, Dataset)
-        card = data.cardinality() if self.reiterable else -2
+        self.reiterable = isinstance(data, Dataset) or is_batch_sequence(data)
+        card = (len(data) if is_batch_sequence(data) else data.cardinality()) \
+            if self.reiterable else -2
         if steps is None and card == INFINITE_CARDINALITY:
             raise ValueError(f"`{what}` is an infinite dataset (it repeats forever): pass "
                              "`steps_per_epoch` (fit) or `steps` (evaluate/predict) to say "

@@ -29,6 +29,7 @@ from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.ops import array_ops
 from mylib.layers import array_call
 from mylib.layers.base import Input, InputLayer, Layer, flatten, pack_like
+from mylib.models import custom_step as cs
 from mylib.models import data_adapter as da
 from mylib.models import step as step_lib
 from mylib.models.network import GraphNetworkMixin
@@ -104,7 +105,79 @@ class Model(GraphNetworkMixin, Layer):
 
     @property
     def metrics_names(self):
+        return self._mode_names("train")
+
+    def _mode_names(self, mode):
+        """The log names of `mode`'s ('train' or 'test') step results."""
+        custom = self.__dict__.get("_custom_names") or {}
+        if mode in custom:
+            return list(custom[mode])
+        if custom and "train" in custom and mode == "test" and not self._tracking:
+            return list(custom["train"])
         return list(self._tracking["names"]) if self._tracking else ["loss"]
+
+    # ------------------------------------------------------------ Keras 3 steps
+    # Overriding `train_step` / `test_step` makes fit / evaluate build their step graph
+    # by calling it once on symbolic batches (see mylib.models.custom_step).
+    def train_step(self, data):
+        """One training step on a batch `data` (``x``, ``(x, y)`` or ``(x, y,
+        sample_weight)`` of symbolic tensors); returns a dict of logs.
+
+        Override it for custom training (Keras 3). It is called once per input
+        signature, to BUILD the step graph that `fit` runs every step; compute
+        gradients with ``ml.gradients(loss, self.trainable_variables)`` and apply them
+        with ``self.optimizer.apply(grads, self.trainable_variables)``. Every state
+        update it makes (metrics, optimizers) runs each step, in the order written.
+        The default does forward, `compute_loss`, gradients, the optimizer update and
+        `compute_metrics`.
+        """
+        return cs.default_train_step(self, data)
+
+    def test_step(self, data):
+        """One evaluation step (see `train_step`); the default runs the model with
+        ``training=False``, `compute_loss` and `compute_metrics`."""
+        return cs.default_test_step(self, data)
+
+    def predict_step(self, data):
+        """The outputs for a batch of inputs `data` (symbolic); `predict` builds its
+        graph by calling it once. Default: ``self(x, training=False)``."""
+        return cs.default_predict_step(self, data)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of a batch plus the regularization losses (a scalar
+        float32 tensor); see `mylib.models.custom_step.compute_loss`."""
+        return cs.compute_loss(self, x, y, y_pred, sample_weight, training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Updates the compiled metrics with a batch; returns `get_metrics_result()`."""
+        return cs.compute_metrics(self, x, y, y_pred, sample_weight)
+
+    def get_metrics_result(self):
+        """``{name: result tensor}`` of `metrics` (containers flattened)."""
+        return cs.get_metrics_result(self)
+
+    @property
+    def metrics(self):
+        """Keras 3's list of the model's metric objects: the ``"loss"`` tracker and the
+        compiled-metrics container once compiled, then each metric held in an
+        attribute. `fit` and `evaluate` reset them at the start of each epoch / run
+        when the model has custom steps. Override the property to choose them."""
+        return cs.model_metrics(self)
+
+    @property
+    def compiled_metrics(self):
+        """The container of compile's metrics (``update_state(y, y_pred,
+        sample_weight)``, ``result()``; empty when compile named none)."""
+        return cs.compile_metrics(self) or cs.CompileMetrics(self)
+
+    @property
+    def compiled_loss(self):
+        """Keras 2's ``compiled_loss(y, y_pred, sample_weight=None,
+        regularization_losses=None)``: `compute_loss`, recorded in the loss tracker."""
+        return cs.CompiledLoss(self)
+
+    def _custom_steps(self):
+        return cs.uses_custom_steps(self)
 
     def call(self, inputs, training=None):
         if self._is_graph_network:
@@ -147,7 +220,14 @@ class Model(GraphNetworkMixin, Layer):
         """Builds the inference outputs of a deferred model on input tensors `ins`."""
         g = flatten(ins)[0].graph
         with g.as_default():
-            outs = self._forward(ins, training=None)
+            try:
+                outs = self._forward(ins, training=None)
+            except NotImplementedError:
+                # A model trained only through its own train_step (a GAN wrapper)
+                # needs no `call`: its inputs are the data placeholders, no outputs.
+                if not self._custom_steps() or type(self).call is not Model.call:
+                    raise
+                outs = []
         self._nested_inputs, self._nested_outputs = ins, outs
         self.inputs, self.outputs = flatten(ins), flatten(outs)
         self._set_io_names()
@@ -197,7 +277,13 @@ class Model(GraphNetworkMixin, Layer):
         xs = da.standardize(x, self.inputs, self.input_names, "input", self._nested_inputs,
                             self.name)
         ys = None
-        if y is not None:
+        if y is not None and self._custom_steps():
+            # The user's step decides what the targets are: any structure of arrays.
+            y = da.as_arrays(y, "y")
+            self._custom_y_struct = y
+            ys = [np.ascontiguousarray(a, dtype=da.np_dtype_for(a))
+                  for a in da.flat_arrays(y)]
+        elif y is not None:
             ys = da.standardize(da.as_arrays(y, "y"), self.outputs, self.output_names,
                                 "output", self._nested_outputs, self.name)
             self._check_label_range(ys)
@@ -212,6 +298,8 @@ class Model(GraphNetworkMixin, Layer):
         n = da.check_lengths(arrays, names)
         if class_weight is not None and ys is not None:
             sw = da.apply_class_weight(class_weight, ys[0], self.outputs[0].shape.rank, sw)
+        if ys is None and self._custom_steps():
+            ys = []
         if ys is not None and sw is None:
             sw = np.ones(n, np.float32)
         return xs, ys, sw, n
@@ -324,17 +412,30 @@ class Model(GraphNetworkMixin, Layer):
         feed_weights = weighted
         sw_ndim = int(sw_ndim) if feed_weights else 1
         key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
-               tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
+               tuple(id(w) for w in self.trainable_weights) if mode == "train" else (),
+               self.__dict__.get("_custom_test_weighted", False)
+               if mode == "test" and self._custom_steps() else None)
         if loop:
             self._step_fn(mode, ys, weighted, sw_ndim)
             return self._fns.get(key + ("loop",))
         fn = self._fns.get(key)
         if fn is not None:
             return fn
-        if self._tracking is None:
-            self._tracking = step_lib.build_tracking(self, ys)
-        step_lib.check_targets(self, ys)
-        step, results, feeds = step_lib.build_step_graph(self, mode, ys, feed_weights, sw_ndim)
+        if self._custom_steps():
+            y_struct = self.__dict__.get("_custom_y_struct")
+            if y_struct is None or len(da.flat_arrays(y_struct)) != len(ys):
+                y_struct = ys[0] if len(ys) == 1 else list(ys)
+            step, results, feeds, names = cs.build_custom_step(
+                self, mode, ys, y_struct, feed_weights, sw_ndim,
+                pass_weights=mode == "train" or self.__dict__.get("_custom_test_weighted",
+                                                                  False))
+            self.__dict__.setdefault("_custom_names", {})[mode] = names
+        else:
+            if self._tracking is None:
+                self._tracking = step_lib.build_tracking(self, ys)
+            step_lib.check_targets(self, ys)
+            step, results, feeds = step_lib.build_step_graph(self, mode, ys, feed_weights,
+                                                             sw_ndim)
         self._init_all()
         fn = self._compile_step(mode, key, step, results, feeds)
         self._fns[key] = fn
@@ -381,8 +482,11 @@ class Model(GraphNetworkMixin, Layer):
         op = self._fns.get(key)
         if op is None:
             modes = ("train", "test") if mode == "all" else (mode,)
-            objs = [o for md in modes
-                    for o in step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
+            if self._custom_steps():
+                objs = cs.metric_objects(self.metrics)
+            else:
+                objs = [o for md in modes for o in
+                        step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
             with self.graph.as_default():
                 op = array_ops.group(*[o.reset_state() for o in objs],
                                      name=f"reset_{mode}_metrics")
@@ -390,13 +494,16 @@ class Model(GraphNetworkMixin, Layer):
         return op
 
     def reset_metrics(self):
-        if self._tracking is not None:
+        if self._tracking is not None or (self._custom_steps() and self.inputs is not None):
             self.session.run(self._reset_metrics_op("all"))
 
     def _predict_fn(self):
         fn = self._fns.get("predict")
         if fn is None:
-            fn = self.session.make_device_callable(self.outputs, list(self.inputs))
+            outs = self.outputs
+            if cs.overrides(self, "predict_step"):
+                outs, self._predict_struct = cs.build_predict_outputs(self)
+            fn = self.session.make_device_callable(outs, list(self.inputs))
             self._fns["predict"] = fn
         return fn
 
@@ -459,6 +566,10 @@ class Model(GraphNetworkMixin, Layer):
                 spe, validation_batch_size, validation_steps)
         val = data.val if validation_data is None else da.validation_source(
             self, validation_data, validation_steps, validation_batch_size or batch_size)
+        # A custom test_step sees (x, y, sample_weight) only where weights were given.
+        self._custom_test_weighted = (
+            validation_data is None and sample_weight is not None) or (
+            isinstance(validation_data, (tuple, list)) and len(validation_data) == 3)
         train_fn = self._step_fn("train", data.ys, data.weighted, sw_ndim=data.sw_ndim)
         if val is not None:  # (ys signature, sw ndim, batches())
             self._step_fn("test", val[0], sw_ndim=val[1])
@@ -484,7 +595,8 @@ class Model(GraphNetworkMixin, Layer):
                               "the dataset or generator can produce `steps_per_epoch * "
                               "epochs` batches (e.g. with `.repeat()`).", stacklevel=2)
                 break
-            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
+            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"),
+                                                                  outs[1:])}
             if val is not None and do_val(epoch):
                 vlogs = self._test_loop(val[2](), val[0], cb, sw_ndim=val[1])
                 epoch_logs.update({"val_" + k: v for k, v in vlogs.items()})
@@ -544,7 +656,7 @@ class Model(GraphNetworkMixin, Layer):
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
         self.session.run(self._reset_metrics_op("test"))
-        names = self.metrics_names
+        names = self._mode_names("test")
         if cb is not None:
             cb.on_test_begin()
         outs = None
@@ -582,15 +694,18 @@ class Model(GraphNetworkMixin, Layer):
                 raise ValueError("`y` must not be given when `x` is a dataset or a generator.")
             stream = da.BatchStream(x, steps, "x")
             xb, yb, swb = da.unpack_batch(stream.peek())
-            if yb is None:
+            if yb is None and not self._custom_steps():
                 raise ValueError("The dataset/generator passed to evaluate must yield (x, y) "
                                  "or (x, y, sample_weight) batches.")
             _, ys, sw, _ = self._prepare(xb, yb, swb)
-            batches, nsteps = da.stream_feeds(self, stream, None, True), stream.steps_hint
+            self._custom_test_weighted = swb is not None
+            batches = da.stream_feeds(self, stream, None, True, with_y=yb is not None)
+            nsteps = stream.steps_hint
         else:
-            if y is None:
+            if y is None and not self._custom_steps():
                 raise ValueError("`y` is required to evaluate.")
             xs, ys, sw, n = self._prepare(x, y, sample_weight)
+            self._custom_test_weighted = sample_weight is not None
             if n == 0:
                 raise ValueError("Expected at least one sample to evaluate; received 0.")
             batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
@@ -601,7 +716,7 @@ class Model(GraphNetworkMixin, Layer):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
             return logs
-        vals = [logs[k] for k in self.metrics_names]
+        vals = list(logs.values())
         return vals[0] if len(vals) == 1 else vals
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
@@ -639,12 +754,15 @@ class Model(GraphNetworkMixin, Layer):
             chunks.append(out)
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
+        struct = self.__dict__.get("_predict_struct", self._nested_outputs) \
+            if cs.overrides(self, "predict_step") else self._nested_outputs
+        n_out = len(flatten(struct))
         if not chunks:
             res = [np.zeros([0] + t.shape.as_list()[1:], t.dtype.np) for t in self.outputs]
         else:
             res = [np.concatenate([np.asarray(c[i]) for c in chunks]) for i in
-                   range(len(self.outputs))]
-        return pack_like(self._nested_outputs, res)
+                   range(n_out)]
+        return pack_like(struct, res)
 
     def train_on_batch(self, x, y, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns the batch's loss (and metrics)."""
@@ -653,7 +771,7 @@ class Model(GraphNetworkMixin, Layer):
         fn = self._step_fn("train", ys, sw_ndim=sw.ndim)
         self.session.run(self._reset_metrics_op())
         outs = self._call_step(fn, [*xs, *ys, sw])
-        logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
+        logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"), outs[1:])}
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
 
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
