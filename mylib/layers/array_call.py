@@ -206,7 +206,7 @@ def _build(layer, template, arrays, g):
     from mylib.layers.base import collect_call_effects, flatten, pack_like
     from mylib.runtime import keras_session
 
-    with g.as_default():
+    with g.as_default(), g.collectable():
         phs, dts = [], []
         for a in arrays:
             dt = _dtypes.as_dtype(np.dtype(a.dtype))

@@ -10,6 +10,8 @@ caches and compiles what `build_step_graph` returns.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mylib._naming import to_snake_case
 from mylib import errors as ml_errors
 from mylib.core import dtypes as _dtypes
@@ -74,7 +76,7 @@ def build_tracking(model, y_arrays):
                 "loss_tracker": loss_tracker, "out_trackers": out_trackers,
                 "entries": entries, "names": names}
 
-    with model.graph.as_default():
+    with model.graph.as_default(), model.graph.collectable():
         tracking = metric_state(False)
         # Evaluation (evaluate, fit's validation) accumulates in metric variables of
         # its own: an evaluate() inside a callback of fit leaves fit's running
@@ -166,6 +168,12 @@ def check_label_range(model, ys, loss_ids):
     for i, (y, t) in enumerate(zip(ys, model.outputs)):
         if i >= len(loss_ids) or not is_sparse_loss(loss_ids[i]):
             continue
+        if y.dtype.kind == "f" and y.size and not np.isfinite(y).all():
+            bad = y[~np.isfinite(y)].flat[0]
+            raise ml_errors.InvalidArgumentError(
+                f'Target {i} ("{model.output_names[i]}"): received a label value of '
+                f"{bad}, which is not a class id (sparse labels must be integers in "
+                f"[0, num_classes)).")
         n = t.shape.as_list()[-1] if t.shape.rank else None
         if n is None or n == 1 or not y.size or y.dtype.kind not in "iuf":
             continue
@@ -186,7 +194,7 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
     sample weights (rank `sw_ndim`); without, every sample weighs 1."""
     g = model.graph
     tr = for_mode(model._tracking, mode)
-    with g.as_default(), g.name_scope(mode):
+    with g.as_default(), g.name_scope(mode), g.collectable():
         outs, fx = _forward_outputs(model, mode)
         targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),
                                          [None] + list(a.shape[1:]),
