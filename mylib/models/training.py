@@ -558,11 +558,18 @@ class Model(GraphNetworkMixin, Layer):
                 break
         return outs
 
-    def _test_loop(self, batches, ys, cb=None, sw_ndim=1):
-        """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
+    def _test_loop(self, batches, ys, cb=None, sw_ndim=1, batch_size=None):
+        """Runs the test step over `batches` (feed lists [*xs, *ys, sw]).
+
+        A short batch (smaller than `batch_size`, default the first batch's size) runs
+        padded to a power of two (at most that size) with rows that weigh nothing
+        (see `step.build_step_graph`), so evaluating data of any length compiles at
+        most ``1 + ceil(log2(batch_size))`` programs with the same results."""
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
         self._reset_metrics("test")
+        exact = step_lib.for_mode(self._tracking, "test").get("exact_padding", False)
+        batches = _with_n_valid(batches, batch_size, exact)
         names = self.metrics_names
         if cb is not None:
             cb.on_test_begin()
@@ -585,7 +592,9 @@ class Model(GraphNetworkMixin, Layer):
                  steps=None, callbacks=None, return_dict=False):
         """Loss and metrics on `x`, `y` (arrays, or `x` a dataset / generator of
         ``(x, y[, sample_weight])`` batches, `steps` of them when given): sample-weighted
-        means over all samples.
+        means over all samples. A short batch runs padded to a power of two (at most
+        `batch_size`) with rows of weight 0, so data of any length compiles at most
+        ``1 + ceil(log2(batch_size))`` programs and the results are unchanged.
 
         Returns:
           the loss (a float) when no metrics were compiled, else ``[loss, *metrics]`` in
@@ -616,7 +625,8 @@ class Model(GraphNetworkMixin, Layer):
             batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
             nsteps = steps or int(math.ceil(n / batch_size))
         cb = cbks.CallbackList(callbacks, model=self, verbose=verbose, steps=nsteps)
-        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim)
+        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim,
+                               batch_size=None if da.is_stream(x) else batch_size)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
@@ -818,6 +828,18 @@ class Model(GraphNetworkMixin, Layer):
         from mylib.models import saving
 
         saving.load_weights(self, filepath)
+
+
+def _with_n_valid(batches, batch_size, pad):
+    """Test-step feed lists with their number of real rows appended (the step's
+    ``n_valid``), short ones padded up to `da.bucket_size` when `pad`."""
+    for b in batches:
+        real = len(b[0])
+        if batch_size is None:
+            batch_size = real
+        if pad and real < batch_size:
+            b = da.pad_batch(b, da.bucket_size(real, batch_size))
+        yield list(b) + [np.int32(real)]
 
 
 def _fit_options(batch_size, steps_per_epoch, validation_freq, shuffle):

@@ -381,13 +381,21 @@ class Session:
             (``"x:0"`` / ``"train"``), or a nested list/tuple/namedtuple/dict of them.
           feed_dict: `{tensor or name: value}`; any tensor can be fed, not only
             placeholders. Values are numpy-convertible; an int fed into a float tensor
-            is accepted, a lossy conversion (float into int, an overflowing int) is not.
+            is accepted, a lossy conversion (float into int, an int or float that
+            overflows the tensor's dtype) is not. Feeding a `Variable` (or its name,
+            or the tensor it stands for) substitutes the value for every read of the
+            variable in this step, as TensorFlow 1 did; the stored value is unchanged.
           options: `RunOptions`; run_metadata: `RunMetadata` filled when tracing.
         Returns:
           The fetched values in the structure of `fetches`: numpy arrays (numpy
           scalars for 0-d values), None for operations.
         Raises:
-          InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype.
+          InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype;
+            a fed variable that the step also writes.
+          TypeError: `feed_dict` is not a dict, or a key is not a tensor.
+          ValueError: a tensor is fed twice (under two keys).
+          UnimplementedError: a variable is fed to a step with host ops or several
+            devices.
           FailedPreconditionError: a variable is read before it is initialized.
           RuntimeError: the session is closed.
         """
