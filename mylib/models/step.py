@@ -199,7 +199,8 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
     rows weigh 0 in the losses, the loss trackers and every metric (weighted or not,
     masked or not), so results are those of the unpadded batch;
     ``tracking["test"]["exact_padding"]`` is False when a loss reduces the batch
-    itself (a scalar per batch) or a metric is a user's class (it may ignore
+    itself (a scalar per batch), the layers add losses of their activations
+    (activity regularizers, `add_loss`), or a metric is a user's class (it may ignore
     `sample_weight`), where padding could change them."""
     g = model.graph
     tr = for_mode(model._tracking, mode)
@@ -239,8 +240,11 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
         if mode == "test":
             # A loss that reduces the batch itself would see the padding rows, and so
             # would a user's metric class that ignores `sample_weight`.
+            # Activity regularizers and `add_loss` terms of the layers reduce the
+            # batch too; only the weights' own regularizers do not.
             tr["exact_padding"] = not info["batch_reduced"] and all(
-                type(o).__module__.startswith("mylib.") for _, o, _ in tr["entries"])
+                type(o).__module__.startswith("mylib.") for _, o, _ in tr["entries"]) \
+                and len(model.losses) == len(model._weight_losses())
         total = _total_loss(model, tr, out_losses, fx)
         updates = _metric_updates(tr, total, out_losses, aligned, sw, batch, masks, valid)
         step_ops = list(updates) + (fx.updates if fx is not None else [])
