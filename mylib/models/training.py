@@ -219,7 +219,7 @@ class Model(GraphNetworkMixin, Layer):
     def _trace(self, ins):
         """Builds the inference outputs of a deferred model on input tensors `ins`."""
         g = flatten(ins)[0].graph
-        with g.as_default():
+        with g.as_default(), g.collectable():
             try:
                 outs = self._forward(ins, training=None)
             except NotImplementedError:
@@ -451,7 +451,7 @@ class Model(GraphNetworkMixin, Layer):
         policy = get_policy(g)
         fn = None
         if mode == "train" and policy is not None:
-            with g.as_default():  # the metrics read after the scheduled steps ran
+            with g.as_default(), g.collectable():  # the metrics read after the scheduled steps ran
                 plain = step_lib.metric_results(self._tracking)
             fn = policy.schedule_step(g, [step] + results, feeds, plain)
         if fn is None:
@@ -487,15 +487,24 @@ class Model(GraphNetworkMixin, Layer):
             else:
                 objs = [o for md in modes for o in
                         step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
-            with self.graph.as_default():
+            with self.graph.as_default(), self.graph.collectable():
                 op = array_ops.group(*[o.reset_state() for o in objs],
                                      name=f"reset_{mode}_metrics")
             self._fns[key] = op
         return op
 
+    def _reset_metrics(self, mode="train"):
+        """Runs `_reset_metrics_op(mode)` through a callable the model keeps (its plan
+        goes when the model does)."""
+        key = ("reset_fn", mode)
+        fn = self._fns.get(key)
+        if fn is None:
+            fn = self._fns[key] = self.session.make_callable(self._reset_metrics_op(mode))
+        fn()
+
     def reset_metrics(self):
         if self._tracking is not None or (self._custom_steps() and self.inputs is not None):
-            self.session.run(self._reset_metrics_op("all"))
+            self._reset_metrics("all")
 
     def _predict_fn(self):
         fn = self._fns.get("predict")
@@ -556,6 +565,18 @@ class Model(GraphNetworkMixin, Layer):
         self._assert_compiled()
         batch_size, spe, do_val = _fit_options(batch_size, steps_per_epoch, validation_freq,
                                                shuffle)
+        epochs = da.int_arg("epochs", epochs, minimum=0, allow_none=False)
+        initial_epoch = da.int_arg("initial_epoch", initial_epoch, minimum=0,
+                                   allow_none=False)
+        validation_steps = da.int_arg("validation_steps", validation_steps)
+        validation_batch_size = da.int_arg("validation_batch_size", validation_batch_size)
+        verbose = da.verbose_arg(verbose)
+        da.class_weight_arg(class_weight)
+        if isinstance(validation_split, (bool, str)) or not isinstance(
+                validation_split, (int, float, np.integer, np.floating)) or \
+                not 0 <= validation_split < 1:
+            raise ValueError("`validation_split` must be a float in [0, 1). Received: "
+                             f"validation_split={validation_split!r}.")
         if da.is_stream(x):
             data = da.stream_fit_inputs(self, x, y, sample_weight, validation_split,
                                         class_weight, spe)
@@ -573,20 +594,18 @@ class Model(GraphNetworkMixin, Layer):
         train_fn = self._step_fn("train", data.ys, data.weighted, sw_ndim=data.sw_ndim)
         if val is not None:  # (ys signature, sw ndim, batches())
             self._step_fn("test", val[0], sw_ndim=val[1])
-        verbose = 1 if verbose == "auto" else int(verbose)
         cb = cbks.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                model=self, verbose=verbose, epochs=epochs, steps=data.steps,
                                samples=data.n)
         self.stop_training = False
-        reset = self._reset_metrics_op()
-        sess = self.session
+        self._reset_metrics_op()
         runner = self._train_steps(train_fn, data)
         self._resume_at = None
         cb.on_train_begin()
         initial_epoch, skip = self._resume_point(initial_epoch)
         epoch_logs = {}
         for epoch in range(initial_epoch, epochs):
-            sess.run(reset)
+            self._reset_metrics()
             cb.on_epoch_begin(epoch)
             outs = self._train_epoch(cb, data.epoch_feeds, skip, runner)
             skip = 0
@@ -651,11 +670,20 @@ class Model(GraphNetworkMixin, Layer):
                 break
         return outs
 
-    def _test_loop(self, batches, ys, cb=None, sw_ndim=1):
-        """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
+    def _test_loop(self, batches, ys, cb=None, sw_ndim=1, batch_size=None):
+        """Runs the test step over `batches` (feed lists [*xs, *ys, sw]).
+
+        A short batch (smaller than `batch_size`, default the first batch's size) runs
+        padded to a power of two (at most that size) with rows that weigh nothing
+        (see `step.build_step_graph`), so evaluating data of any length compiles at
+        most ``1 + ceil(log2(batch_size))`` programs with the same results."""
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
-        self.session.run(self._reset_metrics_op("test"))
+        self._reset_metrics("test")
+        if not self._custom_steps():
+            # The built-in test step takes each batch's number of real rows (n_valid).
+            exact = step_lib.for_mode(self._tracking, "test").get("exact_padding", False)
+            batches = _with_n_valid(batches, batch_size, exact)
         names = self._mode_names("test")
         if cb is not None:
             cb.on_test_begin()
@@ -678,7 +706,9 @@ class Model(GraphNetworkMixin, Layer):
                  steps=None, callbacks=None, return_dict=False):
         """Loss and metrics on `x`, `y` (arrays, or `x` a dataset / generator of
         ``(x, y[, sample_weight])`` batches, `steps` of them when given): sample-weighted
-        means over all samples.
+        means over all samples. A short batch runs padded to a power of two (at most
+        `batch_size`) with rows of weight 0, so data of any length compiles at most
+        ``1 + ceil(log2(batch_size))`` programs and the results are unchanged.
 
         Returns:
           the loss (a float) when no metrics were compiled, else ``[loss, *metrics]`` in
@@ -687,8 +717,9 @@ class Model(GraphNetworkMixin, Layer):
         from mylib import callbacks as cbks
 
         self._assert_compiled()
-        batch_size = 32 if batch_size is None else int(batch_size)
-        verbose = 1 if verbose == "auto" else int(verbose)
+        batch_size = da.int_arg("batch_size", batch_size) or 32
+        steps = da.int_arg("steps", steps)
+        verbose = da.verbose_arg(verbose)
         if da.is_stream(x):
             if y is not None:
                 raise ValueError("`y` must not be given when `x` is a dataset or a generator.")
@@ -711,7 +742,8 @@ class Model(GraphNetworkMixin, Layer):
             batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
             nsteps = steps or int(math.ceil(n / batch_size))
         cb = cbks.CallbackList(callbacks, model=self, verbose=verbose, steps=nsteps)
-        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim)
+        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim,
+                               batch_size=None if da.is_stream(x) else batch_size)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
@@ -724,17 +756,25 @@ class Model(GraphNetworkMixin, Layer):
         ``(x, ...)`` batches, `steps` of them when given), batch by batch
         (``training=False``), concatenated.
 
+        A short batch of arrays (the last one, or all of `x` when it has fewer than
+        `batch_size` samples) runs padded to the next power of two (at most
+        `batch_size`) with copies of its last sample, and its outputs are sliced
+        back: predicting on data of any length compiles at most
+        ``1 + ceil(log2(batch_size))`` programs. Each sample's outputs depend on that
+        sample only (as for any inference graph without layers that mix the batch).
+
         `verbose` is accepted for Keras compatibility: predict shows no progress bar
         (1 or 2 warns once).
 
         Returns:
           a numpy array, or a list/dict of them for several outputs.
         """
-        if verbose not in ("auto", 0, None):
+        if verbose is not None and da.verbose_arg(verbose) and verbose != "auto":
             warn_ignored("Model.predict", "verbose", "predict shows no progress bar.")
         from mylib import callbacks as cbks
 
-        batch_size = 32 if batch_size is None else int(batch_size)
+        batch_size = da.int_arg("batch_size", batch_size) or 32
+        steps = da.int_arg("steps", steps)
         if da.is_stream(x):
             stream = da.BatchStream(x, steps, "x")
             self._prepare(da.unpack_batch(stream.peek())[0])
@@ -750,7 +790,15 @@ class Model(GraphNetworkMixin, Layer):
         chunks = []
         for step, batch in enumerate(batches):
             cb.on_predict_batch_begin(step)
+            real = len(batch[0]) if batch and np.ndim(batch[0]) else None
+            if real and not da.is_stream(x):
+                # A short batch is padded up to a power of two (at most the batch
+                # size) and the outputs sliced back: one predict signature compiles
+                # at most 1 + log2(batch_size) programs whatever the data lengths.
+                batch = da.pad_batch(batch, da.bucket_size(real, batch_size))
             out = self._call_step(fn, batch)
+            if real is not None and len(batch[0]) != real:
+                out = [None if o is None else np.asarray(o)[:real] for o in out]
             chunks.append(out)
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -769,7 +817,7 @@ class Model(GraphNetworkMixin, Layer):
         self._assert_compiled()
         xs, ys, sw, _ = self._prepare(x, y, sample_weight, class_weight)
         fn = self._step_fn("train", ys, sw_ndim=sw.ndim)
-        self.session.run(self._reset_metrics_op())
+        self._reset_metrics()
         outs = self._call_step(fn, [*xs, *ys, sw])
         logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"), outs[1:])}
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
@@ -908,21 +956,28 @@ class Model(GraphNetworkMixin, Layer):
         saving.load_weights(self, filepath)
 
 
+def _with_n_valid(batches, batch_size, pad):
+    """Test-step feed lists with their number of real rows appended (the step's
+    ``n_valid``), short ones padded up to `da.bucket_size` when `pad`."""
+    for b in batches:
+        real = len(b[0])
+        if batch_size is None:
+            batch_size = real
+        if pad and real < batch_size:
+            b = da.pad_batch(b, da.bucket_size(real, batch_size))
+        yield list(b) + [np.int32(real)]
+
+
 def _fit_options(batch_size, steps_per_epoch, validation_freq, shuffle):
     """``(batch_size, steps_per_epoch, do_val(epoch))`` from fit's arguments, checked."""
-    batch_size = 32 if batch_size is None else int(batch_size)
-    if batch_size <= 0:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
-    if steps_per_epoch is not None and int(steps_per_epoch) <= 0:
-        raise ValueError(f"`steps_per_epoch` must be positive. Received: {steps_per_epoch}")
-    spe = None if steps_per_epoch is None else int(steps_per_epoch)
-    if isinstance(validation_freq, int):
-        if validation_freq < 1:
-            raise ValueError(f"`validation_freq` must be >= 1. Received: {validation_freq}")
-        do_val = lambda ep: (ep + 1) % validation_freq == 0
-    else:
-        vf = set(int(v) for v in validation_freq)
+    batch_size = da.int_arg("batch_size", batch_size) or 32
+    spe = da.int_arg("steps_per_epoch", steps_per_epoch)
+    if isinstance(validation_freq, (list, tuple, set)):
+        vf = set(da.int_arg("validation_freq", v) for v in validation_freq)
         do_val = lambda ep: (ep + 1) in vf
+    else:
+        validation_freq = da.int_arg("validation_freq", validation_freq, allow_none=False)
+        do_val = lambda ep: (ep + 1) % validation_freq == 0
     if shuffle not in (True, False, "batch"):
         raise ValueError(f'`shuffle` must be True, False or "batch". Received: {shuffle!r}')
     return batch_size, spe, do_val
