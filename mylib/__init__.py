@@ -82,3 +82,5 @@ def __dir__():
 
 # TensorFlow's `tf.bool` (`bool_` in `mylib.dtypes`, which must not shadow the builtin).
 bool = dtypes.bool_  # noqa: A001
+
+from mylib import keras  # noqa: F401,E402 - the Keras 3 face, above everything else

@@ -112,9 +112,19 @@ class LossScaleOptimizer(Optimizer):
     def iterations(self):
         return self.inner_optimizer.iterations
 
+    @property
     def variables(self):
+        """The inner optimizer's variables, then the scale and the step counter (a list;
+        calling it also works, as `Optimizer.variables`)."""
+        from mylib.optimizers.optimizer import _VariableList
+
         own = [v for v in (self.dynamic_scale, self.step_counter) if v is not None]
-        return self.inner_optimizer.variables() + own
+        return _VariableList(list(self.inner_optimizer.variables) + own)
+
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's `apply`: `apply_gradients` of ``zip(grads, trainable_variables)``
+        (the gradients of the scaled loss)."""
+        return Optimizer.apply(self, grads, trainable_variables)
 
     def build(self, var_list):
         var_list = list(var_list)

@@ -49,7 +49,7 @@ PUBLIC_NAMES = [
     "gradients", "greater", "greater_equal", "group", "identity", "image", "import_graph_def",
     "in_top_k", "initialize_all_variables", "initialize_local_variables", "initialize_variables",
     "initializers", "int16", "int32", "int64", "int8", "io", "is_finite", "is_inf", "is_nan",
-    "is_variable_initialized", "l2_loss", "l2_normalize", "layers", "leaky_relu", "less",
+    "is_variable_initialized", "keras", "l2_loss", "l2_normalize", "layers", "leaky_relu", "less",
     "less_equal", "lin_space", "linalg", "linspace", "load_graph_def", "local_variables",
     "local_variables_initializer", "log", "log1p", "log_softmax", "logging", "logical_and",
     "logical_not", "logical_or", "logical_xor", "losses", "losses_v1", "map_fn", "math", "matmul",

@@ -136,14 +136,14 @@ def _ops_between(ys, xs, stop):
                 stack.append(t.op)
     # ... and forward from xs.
     fwd = set()
-    stack = [c for x in xs for c in x._consumers]
+    stack = [c for x in xs for c in x.consumers()]
     while stack:
         op = stack.pop()
         if op in fwd or op not in back:
             continue
         fwd.add(op)
         for o in op.outputs:
-            stack.extend(o._consumers)
+            stack.extend(o.consumers())
     return fwd  # already restricted to back
 
 

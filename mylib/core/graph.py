@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 
 from mylib.core.tensor_shape import as_shape
 from mylib.devices import DeviceSpec
@@ -70,7 +71,11 @@ class Tensor:
     dicts); use `mylib.equal` for the element-wise comparison.
     """
 
-    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+    # `_keras_history` / `_keras_mask`: the Keras layer call that made the tensor and
+    # its Keras mask (set by `mylib.layers`; on the tensor, as in TensorFlow, so a
+    # dropped model's layers are garbage like its tensors).
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "_keras_history",
+                 "_keras_mask", "__weakref__")
     # Operators are installed by mylib.core.ops.math_ops, ``[]`` by indexing_ops
     # (see _overload_operator).
     __array_priority__ = 100
@@ -81,6 +86,8 @@ class Tensor:
         self.dtype = dtype
         self._shape = shape
         self._consumers = []
+        self._keras_history = None
+        self._keras_mask = None
 
     @property
     def name(self):
@@ -111,7 +118,7 @@ class Tensor:
 
     def consumers(self):
         """The operations that take this tensor as an input."""
-        return list(self._consumers)
+        return _live(self._consumers)
 
     def eval(self, feed_dict=None, session=None):
         session = session or get_default_session()
@@ -161,7 +168,8 @@ class Operation:
     """
 
     __slots__ = ("name", "type", "inputs", "control_inputs", "attrs", "device", "outputs",
-                 "graph", "op_def", "_frame", "_id", "_control_outputs", "__weakref__")
+                 "graph", "op_def", "_frame", "_id", "_control_outputs", "_collectable",
+                 "__weakref__")
 
     def __init__(self, graph, op_def, name, inputs, attrs, output_specs, control_inputs,
                  device, frame):
@@ -175,6 +183,7 @@ class Operation:
         self.device = device
         self._frame = frame
         self._control_outputs = []
+        self._collectable = False
         self.outputs = [Tensor(self, i, dt, sh) for i, (sh, dt) in enumerate(output_specs)]
 
     @property
@@ -203,7 +212,7 @@ class Operation:
     def _add_control_input(self, op):
         if op not in self.control_inputs:
             self.control_inputs.append(op)
-            op._control_outputs.append(self)
+            op._control_outputs.append(weakref.ref(self) if self._collectable else self)
 
     def __repr__(self):
         return f"<ml.Operation '{self.name}' type={self.type}>"
@@ -213,9 +222,43 @@ _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 
 
+def _live(refs):
+    """The operations of a list holding operations and weak references to them."""
+    out = []
+    for r in refs:
+        if type(r) is weakref.ReferenceType:
+            r = r()
+            if r is None:
+                continue
+        out.append(r)
+    return out
+
+
+class _WeakEntry:
+    """A collection item held weakly (it belongs to a collectable op, see
+    `Graph.collectable`)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, value):
+        self.ref = weakref.ref(value)
+
+
+def _is_collectable(value):
+    op = value if isinstance(value, Operation) else getattr(value, "op", None)
+    return isinstance(op, Operation) and op._collectable
+
+
 class Graph:
     """A container of `Operation`s in creation order, with name scopes, collections and
     a default-graph stack.
+
+    Ops created inside `collectable()` (every op a Keras layer or model builds) are
+    held weakly: they live as long as something uses them (the layer or model, a
+    tensor the user holds, a consuming op, a compiled plan), and when they are
+    garbage-collected they leave the graph, its collections, and the sessions'
+    variable values (`add_variables_freed_listener`). Other ops live as long as the
+    graph, as in TensorFlow.
 
     Example::
 
@@ -225,8 +268,11 @@ class Graph:
     """
 
     def __init__(self):
-        self._ops = []
+        self._ops = []  # operations, or weak references to collectable ones
+        self._next_id = 0
         self._by_name = {}
+        self._dead = []  # (name, variable key or None) of freed collectable ops
+        self._freed_listeners = weakref.WeakSet()
         self._names_in_use = {}
         self._collections = {}
         self._finalized = False
@@ -235,7 +281,8 @@ class Graph:
         self.seed = None
         self._last_op_seed = 0
         self._version = 0
-        self._variables = {}  # handle op name -> Variable
+        # handle op name -> Variable (weak: collections hold the graph's own variables)
+        self._variables = weakref.WeakValueDictionary()
 
     # --- thread-local construction state ---
     @property
@@ -350,8 +397,59 @@ class Graph:
                 dev = _merge_device(dev, d)
         return _canonical_device(dev)
 
+    # --- collectable ops ---
+    @contextlib.contextmanager
+    def collectable(self):
+        """Ops created inside (in this thread) are collectable: held weakly by the
+        graph, freed with whatever uses them (see the class docstring). Keras layers
+        and models build their ops inside it, so a dropped model frees its ops,
+        variables and compiled programs."""
+        st = self._state
+        prev = st.collectable
+        st.collectable = True
+        try:
+            yield self
+        finally:
+            st.collectable = prev
+
+    def add_variables_freed_listener(self, listener):
+        """`listener._variables_freed(keys)` is called (held weakly) with the shared
+        names of the variables whose handle ops were freed, so sessions drop their
+        values."""
+        self._freed_listeners.add(listener)
+
+    def _op_freed(self, name, key, ref):
+        # A weakref callback (it may run inside the garbage collector, in any
+        # thread): only queue; `_collect_freed` does the work under the lock.
+        self._dead.append((name, key, ref))
+
+    def _collect_freed(self):
+        """Forgets the collectable ops freed since the last call: their names,
+        collection entries and list slots; tells the listeners which variables went."""
+        if not self._dead:
+            return
+        with self._lock:
+            dead, self._dead = self._dead, []
+            keys = []
+            for name, key, ref in dead:
+                if self._by_name.get(name) is ref:
+                    del self._by_name[name]
+                if key is not None:
+                    keys.append(key)
+            self._ops = [o for o in self._ops
+                         if type(o) is not weakref.ReferenceType or o() is not None]
+            for name, items in self._collections.items():
+                if any(type(v) is _WeakEntry and v.ref() is None for v in items):
+                    items[:] = [v for v in items if type(v) is not _WeakEntry or
+                                v.ref() is not None]
+        if keys:
+            for listener in list(self._freed_listeners):
+                listener._variables_freed(keys)
+
     # --- op creation ---
     def _create_op(self, op_def, inputs, attrs, output_specs, name, frame):
+        if self._dead:
+            self._collect_freed()
         with self._lock:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
@@ -359,7 +457,7 @@ class Graph:
             if name is not None and name.endswith("/"):
                 # A scope name used as an op name (TF allows it): taken exactly.
                 name = name[:-1]
-                if name in self._by_name:
+                if _live([self._by_name[name]] if name in self._by_name else []):
                     raise ValueError(f"Duplicate op name '{name}'")
                 self._names_in_use[name.lower()] = 1
             else:
@@ -373,25 +471,37 @@ class Graph:
                 op.device = st.colocate.device
             elif st.device_stack:
                 op.device = self._current_device(op)
-            op._id = len(self._ops)
-            self._ops.append(op)
-            self._by_name[op.name] = op
+            op._id = self._next_id
+            self._next_id += 1
+            if st.collectable:
+                op._collectable = True
+                key = op.attrs.get("shared_name") if op_def.name == "VarHandleOp" else None
+                held = weakref.ref(op, lambda r, n=op.name, k=key: self._op_freed(n, k, r))
+            else:
+                held = op
+            self._ops.append(held)
+            self._by_name[op.name] = held
             for t in op.inputs:
-                t._consumers.append(op)
+                t._consumers.append(held)
             for c in ctrl:
-                c._control_outputs.append(op)
+                c._control_outputs.append(held)
             self._version += 1
             return op
 
     # --- lookup ---
     def get_operations(self):
-        return list(self._ops)
+        """The live operations, in creation order."""
+        if self._dead:
+            self._collect_freed()
+        return _live(self._ops)
 
     def get_operation_by_name(self, name):
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
+        op = self._by_name.get(name)
+        if type(op) is weakref.ReferenceType:
+            op = op()
+        if op is None:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
+        return op
 
     def get_tensor_by_name(self, name):
         if ":" not in name:
@@ -437,19 +547,30 @@ class Graph:
 
     # --- collections ---
     def add_to_collection(self, name, value):
+        """Adds `value` to collection `name` (weakly when it belongs to a collectable
+        op: the collection does not keep a dropped model's ops alive)."""
         with self._lock:
-            self._collections.setdefault(name, []).append(value)
+            self._collections.setdefault(name, []).append(
+                _WeakEntry(value) if _is_collectable(value) else value)
 
     def add_to_collections(self, names, value):
         for n in ([names] if isinstance(names, str) else names):
             self.add_to_collection(n, value)
 
     def get_collection_ref(self, name):
+        """The collection's list itself, to change in place. Items of collectable ops
+        are held in it strongly from then on (the list is the caller's to keep)."""
         with self._lock:
-            return self._collections.setdefault(name, [])
+            items = self._collections.setdefault(name, [])
+            if any(type(v) is _WeakEntry for v in items):
+                items[:] = [v.ref() if type(v) is _WeakEntry else v for v in items
+                            if type(v) is not _WeakEntry or v.ref() is not None]
+            return items
 
     def get_collection(self, name, scope=None):
-        items = list(self._collections.get(name, []))
+        items = [v.ref() if type(v) is _WeakEntry else v
+                 for v in self._collections.get(name, [])]
+        items = [v for v in items if v is not None]
         if scope is None:
             return items
         pat = re.compile(scope)
@@ -497,13 +618,14 @@ class Graph:
             return self._last_op_seed
 
     def __repr__(self):
-        return f"<ml.Graph with {len(self._ops)} ops>"
+        return f"<ml.Graph with {len(self.get_operations())} ops>"
 
 
 class _ConstructionState:
-    __slots__ = ("name_scope", "control_inputs", "device_stack", "colocate")
+    __slots__ = ("name_scope", "control_inputs", "device_stack", "colocate", "collectable")
 
     def __init__(self):
+        self.collectable = False
         self.name_scope = ""
         self.control_inputs = []
         self.device_stack = []

@@ -277,7 +277,7 @@ class ParameterServerExtended(dl.StrategyExtended):
         self._strategy._ensure_started()
         import ray
 
-        version = len(g._ops)  # ops are only ever added: the count is the version
+        version = g.version  # counts every op ever added
         if version == self._shipped:
             return version
         with self._lock:

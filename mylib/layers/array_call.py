@@ -206,7 +206,7 @@ def _build(layer, template, arrays, g):
     from mylib.layers.base import collect_call_effects, flatten, pack_like
     from mylib.runtime import keras_session
 
-    with g.as_default():
+    with g.as_default(), g.collectable():
         phs, dts = [], []
         for a in arrays:
             dt = _dtypes.as_dtype(np.dtype(a.dtype))
@@ -222,8 +222,12 @@ def _build(layer, template, arrays, g):
         # loop running them would need these placeholders fed) nor `layer.updates`.
         upd = {id(op) for op in fx.updates}
         if upd:
-            ref = g.get_collection_ref(GraphKeys.UPDATE_OPS)
-            ref[:] = [op for op in ref if id(op) not in upd]
+            # (rebuilt, not edited through get_collection_ref, which would hold the
+            # other models' update ops strongly from then on)
+            kept = [op for op in g.get_collection(GraphKeys.UPDATE_OPS) if id(op) not in upd]
+            g.clear_collection(GraphKeys.UPDATE_OPS)
+            for op in kept:
+                g.add_to_collection(GraphKeys.UPDATE_OPS, op)
             for sub in _all_layers(layer):
                 ups = sub.__dict__.get("_updates")
                 if ups:

@@ -94,24 +94,21 @@ class Node:
         return flatten(self.outputs)
 
 
-# Tensor -> (Node, index in the node's flat outputs). Tensors have __slots__, so the
-# Keras history lives here rather than on the tensor.
-_history: "weakref.WeakKeyDictionary[Tensor, tuple]" = weakref.WeakKeyDictionary()
-
-
-# Tensor -> its Keras mask (a bool Tensor, e.g. [batch, time]), set by layers that
-# produce one (`Embedding(mask_zero=True)`) and propagated by `supports_masking` layers.
-_masks: "weakref.WeakKeyDictionary[Tensor, Tensor]" = weakref.WeakKeyDictionary()
+# A tensor's Keras history, (Node, index in the node's flat outputs), and its Keras
+# mask (a bool Tensor, e.g. [batch, time], set by layers that produce one such as
+# `Embedding(mask_zero=True)` and propagated by `supports_masking` layers) live on the
+# tensor (`_keras_history`, `_keras_mask`), as in TensorFlow: a global table keyed by
+# tensor would keep every layer alive (the node it maps to holds the tensor).
 
 
 def get_mask(t):
     """The Keras mask of `t` (None if it has none)."""
-    return _masks.get(t) if isinstance(t, Tensor) else None
+    return t._keras_mask if isinstance(t, Tensor) else None
 
 
 def keras_history(t):
     """(Node, index) that produced `t`, or None for tensors not made by a layer."""
-    return _history.get(t) if isinstance(t, Tensor) else None
+    return t._keras_history if isinstance(t, Tensor) else None
 
 
 def flatten(struct):
@@ -319,7 +316,9 @@ class Layer:
                 f"ml.layers.Input or another layer) or on numpy / JAX arrays. Received: "
                 f"{kinds}.")
         g = flat[0].graph
-        with g.as_default(), self._call_name_scope(g):
+        # Collectable: the ops live as long as something uses them (this layer's
+        # nodes, a model, the user's tensors), then leave the graph.
+        with g.as_default(), self._call_name_scope(g), g.collectable():
             if not self.built:
                 shapes = [_shape_tuple(x) for x in flat]
                 shape = pack_like(inputs, shapes) if not isinstance(inputs, Tensor) else shapes[0]
@@ -334,7 +333,7 @@ class Layer:
                 kwargs.pop("training")
             # Masks: the inputs' masks go to `call(mask=...)` when it takes one (not
             # recorded in the node, so a replay recomputes them from its own inputs).
-            in_masks = [_masks.get(t) for t in flat]
+            in_masks = [t._keras_mask for t in flat]
             prev_mask = kwargs.get("mask")
             if prev_mask is None and any(m is not None for m in in_masks):
                 prev_mask = in_masks[0] if isinstance(inputs, Tensor) else \
@@ -361,7 +360,7 @@ class Layer:
         self._inbound_nodes.append(node)
         for i, t in enumerate(flatten(outputs)):
             if isinstance(t, Tensor):
-                _history[t] = (node, i)
+                t._keras_history = (node, i)
         return outputs
 
     def _call_name_scope(self, g):
@@ -423,14 +422,25 @@ class Layer:
 
     # --- weights ---
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None, constraint=None):
+                   regularizer=None, constraint=None, autocast=True, aggregation=None,
+                   overwrite_with_gradient=False):
         """Creates a weight `ml.Variable` whose initial value is computed in the graph by
         `initializer` (default glorot_uniform for floats, zeros otherwise).
+
+        Keras 3's positional order, ``add_weight(shape, initializer, ...)``, is accepted
+        too: a first argument that is a tuple or list is the shape (and a second one the
+        initializer). `aggregation` and `overwrite_with_gradient` are accepted for Keras
+        3 compatibility and ignored (`autocast` follows the layer's policy).
 
         Returns:
           the `ml.Variable`, named ``<layer name>/<name>``.
         """
         from mylib.layers import constraints, initializers, regularizers
+
+        if isinstance(name, (tuple, list)):  # Keras 3: add_weight(shape, initializer, ...)
+            if shape is not None and initializer is None:
+                initializer = shape
+            name, shape = None, name
 
         dtype = _dtypes.as_dtype(dtype) if dtype is not None else self.variable_dtype
         shape = tuple(int(d) for d in as_shape(shape or ()).as_list())
@@ -441,15 +451,16 @@ class Layer:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         init = initializers.get(initializer)
         constraint = constraints.get(constraint)  # names ("non_neg") and configs too
-        v = Variable(lambda: init(shape, dtype=dtype), trainable=trainable, name=name or "weight",
-                     dtype=dtype, constraint=constraint)
+        with get_default_graph().collectable():  # freed with the layer
+            v = Variable(lambda: init(shape, dtype=dtype), trainable=trainable,
+                         name=name or "weight", dtype=dtype, constraint=constraint)
         v._keras_trainable = bool(trainable)
         if trainable and dtype.is_floating and self._dtype_policy.is_mixed:
             _policy.enable_autocast(v)  # reads in `call` give the compute dtype
         self._weights_own.append(v)
         reg = regularizers.get(regularizer)
         if reg is not None:
-            with v.graph.name_scope(f"{name}/Regularizer"):
+            with v.graph.name_scope(f"{name}/Regularizer"), v.graph.collectable():
                 self._losses.append(reg(v.value()))
         return v
 
@@ -610,13 +621,13 @@ def _set_masks(outputs, masks):
         return
     if isinstance(outputs, Tensor):
         if isinstance(masks, Tensor):
-            _masks[outputs] = masks
+            outputs._keras_mask = masks
         return
     outs = flatten(outputs)
     ms = flatten(masks) if isinstance(masks, (list, tuple, dict)) else [masks] * len(outs)
     for t, m in zip(outs, ms):
         if isinstance(t, Tensor) and isinstance(m, Tensor):
-            _masks[t] = m
+            t._keras_mask = m
 
 
 def _dedupe(ws):
@@ -652,7 +663,7 @@ class InputLayer(Layer):
                 batch_input_shape = (batch_size,) + tuple(input_shape)
             self._batch_input_shape = tuple(batch_input_shape)
             g = get_default_graph()
-            with g.as_default():
+            with g.as_default(), g.collectable():
                 input_tensor = array_ops.placeholder(self.dtype, self._batch_input_shape,
                                                      name=name)
         else:
@@ -660,7 +671,7 @@ class InputLayer(Layer):
         self.built = True
         node = Node(self, input_tensor, input_tensor, (), {})
         self._inbound_nodes.append(node)
-        _history[input_tensor] = (node, 0)
+        input_tensor._keras_history = (node, 0)
         self.input_tensor = input_tensor
 
     def get_config(self):

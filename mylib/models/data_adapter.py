@@ -53,12 +53,72 @@ def _as_array(v, what):
     if isinstance(v, Tensor):
         raise TypeError(f"`{what}` is a symbolic tensor; fit/evaluate/predict take numpy "
                         "arrays (call the model on tensors to build ops instead).")
-    a = np.asarray(v)
-    if a.dtype.kind in "US":  # text, for string inputs (lookup / text layers)
-        return a.astype(object)
-    if a.dtype == object and not all(isinstance(e, (str, bytes)) for e in a.ravel()):
-        raise ValueError(f"`{what}` could not be converted to a numeric or string array.")
+    try:
+        a = np.asarray(v)
+    except ValueError:  # numpy: "inhomogeneous shape" (a ragged nested list)
+        raise ValueError(f"`{what}` must be a rectangular array (every sample of the same "
+                         "shape); received a ragged nested list. Pad the sequences to "
+                         "one length first.") from None
+    if a.dtype == object and not all(isinstance(e, (str, bytes)) for e in a.flat):
+        raise ValueError(f"`{what}` could not be converted to a numeric or string array: "
+                         "received objects of types "
+                         f"{sorted({type(e).__name__ for e in a.flat})[:5]} (dtype object).")
+    # Text stays text here: a model input of dtype string takes it (lookup and text
+    # layers); `standardize` refuses it for numeric inputs and for targets.
     return a
+
+
+# ------------------------------------------------------------ argument checks
+def int_arg(name, value, minimum=1, allow_none=True):
+    """`value` as an int >= `minimum` (None kept when `allow_none`).
+
+    Raises:
+      TypeError: not an integer (bools and floats included).
+      ValueError: below `minimum`.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}"
+                        f"{' or None' if allow_none else ''}. Received: {name}={value!r} "
+                        f"(of type {type(value).__name__}).")
+    if value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}. Received: {name}={value}.")
+    return int(value)
+
+
+def verbose_arg(verbose):
+    """`verbose` ("auto", 0, 1 or 2) as an int (auto: 1)."""
+    if verbose == "auto" and isinstance(verbose, str):
+        return 1
+    if isinstance(verbose, (bool, np.bool_, int, np.integer)) and int(verbose) in (0, 1, 2):
+        return int(verbose)
+    raise ValueError(f'`verbose` must be "auto", 0, 1 or 2. Received: verbose={verbose!r}.')
+
+
+def class_weight_arg(class_weight):
+    """`class_weight` checked: a dict of integer class ids to numeric weights."""
+    if class_weight is None:
+        return None
+    if not isinstance(class_weight, dict):
+        raise TypeError("`class_weight` must be a dict {class id: weight}. Received: "
+                        f"class_weight of type {type(class_weight).__name__}.")
+    for c, w in class_weight.items():
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+            raise ValueError("`class_weight` keys must be integer class ids. Received: "
+                             f"key {c!r} (of type {type(c).__name__}) in "
+                             f"class_weight={class_weight!r}.")
+        if c < 0:
+            raise ValueError("`class_weight` keys must be class ids >= 0. Received: key "
+                             f"{c} in class_weight={class_weight!r}.")
+        try:
+            ok = np.isfinite(float(w))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError("`class_weight` values must be finite numbers. Received: "
+                             f"{w!r} for class {c}.")
+    return class_weight
 
 
 def flat_arrays(x):
@@ -94,11 +154,23 @@ def standardize(data, tensors, names, what, nested, model_name):
                 raise ValueError(
                     f'Input {i} ("{names[i]}") of model "{model_name}" expects data of shape '
                     f"{fmt_shape(ts)}, but received an array of shape {fmt_shape(shape)}.")
+            if a.dtype.kind in "USO" and t.dtype.np != np.dtype(object):
+                raise TypeError(
+                    f'`x` must hold numbers for input {i} ("{names[i]}") of model '
+                    f'"{model_name}" (dtype {t.dtype.name}); received an array of dtype '
+                    f"{a.dtype} (strings or bytes). Encode the text as numbers first, or "
+                    "give the model an Input(dtype='string') and a lookup or "
+                    "TextVectorization layer.")
             if a.dtype.kind == "f" and t.dtype.is_integer:
                 raise ValueError(f'Input {i} ("{names[i]}") of model "{model_name}" has '
                                  f"dtype {t.dtype.name}; received float data.")
             a = np.ascontiguousarray(a, dtype=t.dtype.np)
         else:
+            if a.dtype.kind in "USO":
+                raise TypeError(f'`y` must hold numbers (targets of output {i}, '
+                                f'"{names[i]}"); received an array of dtype {a.dtype} '
+                                "(strings or bytes). Encode string labels as class ids "
+                                "first (e.g. with keras.layers.StringLookup).")
             a = np.ascontiguousarray(a, dtype=np_dtype_for(a))
         out.append(a)
     return out
@@ -159,7 +231,7 @@ def apply_class_weight(class_weight, y, out_rank, sw):
     in `y` (the first output's targets)."""
     cls = class_ids(y, out_rank)
     cw = np.ones(cls.shape, np.float32)
-    for c, w in class_weight.items():
+    for c, w in class_weight_arg(class_weight).items():
         cw[cls == int(c)] = w
     if sw is not None and sw.ndim < cw.ndim:
         sw = sw.reshape(sw.shape + (1,) * (cw.ndim - sw.ndim))
@@ -203,13 +275,14 @@ def stream_fit_inputs(model, x, y, sample_weight, validation_split, class_weight
                          "batches and pass `validation_data`.")
     stream = BatchStream(x, steps_per_epoch, "x")
     xb, yb, swb = unpack_batch(stream.peek())
-    if yb is None:
+    if yb is None and not model._custom_steps():
         raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
                          "(x, y, sample_weight) batches; its first batch has no y.")
     _, ys, sw, _ = model._prepare(xb, yb, swb, class_weight)
     weighted = swb is not None or class_weight is not None
+    with_y = yb is not None
     return FitInputs(ys, sw.ndim, weighted,
-                     lambda: stream_feeds(model, stream, class_weight, weighted),
+                     lambda: stream_feeds(model, stream, class_weight, weighted, with_y),
                      stream.steps_hint, None, None)
 
 
@@ -218,9 +291,10 @@ def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
                      validation_steps):
     """`FitInputs` for arrays `x`, `y`; a `validation_split` holds out the LAST
     fraction of the samples (before shuffling)."""
-    if y is None:
+    if y is None and not model._custom_steps():
         raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
-                         "generator of (x, y) batches as `x`.")
+                         "generator of (x, y) batches as `x` (a model with its own "
+                         "`train_step` may fit `x` alone).")
     xs, ys, sw, n = model._prepare(x, y, sample_weight, class_weight)
     weighted = sample_weight is not None or class_weight is not None
     val = None
@@ -286,8 +360,15 @@ def is_stream(x):
     """A `ml.data.Dataset` or a Python iterator/generator of batches (not arrays)."""
     from mylib.data import Dataset
 
-    return isinstance(x, Dataset) or (hasattr(x, "__next__") and hasattr(x, "__iter__")
-                                      and not hasattr(x, "shape"))
+    return isinstance(x, Dataset) or is_batch_sequence(x) or (
+        hasattr(x, "__next__") and hasattr(x, "__iter__") and not hasattr(x, "shape"))
+
+
+def is_batch_sequence(x):
+    """A re-iterable batch source of known length (Keras 3's `PyDataset` / `Sequence`:
+    ``len(x)`` batches, ``iter(x)`` one pass over them), marked by the class attribute
+    ``_is_batch_sequence``."""
+    return bool(getattr(type(x), "_is_batch_sequence", False))
 
 
 def unpack_batch(el):
@@ -318,8 +399,9 @@ class BatchStream:
         from mylib.data import INFINITE_CARDINALITY, Dataset
 
         self.data = data
-        self.reiterable = isinstance(data, Dataset)
-        card = data.cardinality() if self.reiterable else -2
+        self.reiterable = isinstance(data, Dataset) or is_batch_sequence(data)
+        card = (len(data) if is_batch_sequence(data) else data.cardinality()) \
+            if self.reiterable else -2
         if steps is None and card == INFINITE_CARDINALITY:
             raise ValueError(f"`{what}` is an infinite dataset (it repeats forever): pass "
                              "`steps_per_epoch` (fit) or `steps` (evaluate/predict) to say "
@@ -408,6 +490,24 @@ def array_feeds(xs, ys, sw, n, batch_size, steps=None):
         if sw is not None:
             b.append(sw[lo:hi])
         yield b
+
+
+def bucket_size(n, batch_size):
+    """The size a short batch of `n` samples is padded to: the next power of two, at
+    most `batch_size` (so data of any length compiles at most
+    ``1 + ceil(log2(batch_size))`` step programs)."""
+    if n >= batch_size:
+        return n
+    return min(batch_size, 1 << max(0, int(n - 1).bit_length()))
+
+
+def pad_batch(batch, size):
+    """The arrays of a feed list padded along axis 0 to `size` rows with copies of
+    their last row (values the model has seen, unlike zeros)."""
+    n = len(batch[0])
+    if n >= size:
+        return batch
+    return [np.concatenate([a, np.repeat(a[-1:], size - n, axis=0)]) for a in batch]
 
 
 def batch_order(n, batch_size):

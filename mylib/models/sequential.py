@@ -54,7 +54,7 @@ class Sequential(Model):
         self._layers.append(layer)
         if self.outputs is not None:
             g = self.outputs[0].graph
-            with g.as_default():
+            with g.as_default(), g.collectable():
                 out = layer(self.outputs[0])
             self.outputs = [out]
             self._nested_outputs = out

@@ -10,6 +10,8 @@ caches and compiles what `build_step_graph` returns.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mylib._naming import to_snake_case
 from mylib import errors as ml_errors
 from mylib.core import dtypes as _dtypes
@@ -74,7 +76,7 @@ def build_tracking(model, y_arrays):
                 "loss_tracker": loss_tracker, "out_trackers": out_trackers,
                 "entries": entries, "names": names}
 
-    with model.graph.as_default():
+    with model.graph.as_default(), model.graph.collectable():
         tracking = metric_state(False)
         # Evaluation (evaluate, fit's validation) accumulates in metric variables of
         # its own: an evaluate() inside a callback of fit leaves fit's running
@@ -166,6 +168,12 @@ def check_label_range(model, ys, loss_ids):
     for i, (y, t) in enumerate(zip(ys, model.outputs)):
         if i >= len(loss_ids) or not is_sparse_loss(loss_ids[i]):
             continue
+        if y.dtype.kind == "f" and y.size and not np.isfinite(y).all():
+            bad = y[~np.isfinite(y)].flat[0]
+            raise ml_errors.InvalidArgumentError(
+                f'Target {i} ("{model.output_names[i]}"): received a label value of '
+                f"{bad}, which is not a class id (sparse labels must be integers in "
+                f"[0, num_classes)).")
         n = t.shape.as_list()[-1] if t.shape.rank else None
         if n is None or n == 1 or not y.size or y.dtype.kind not in "iuf":
             continue
@@ -183,10 +191,20 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
     """``(step op, metric results, feeds)``: the train ('train') or test ('test') step
     of `model` for targets shaped like `ys`, in name scope `mode`. The feeds are the
     inputs, one target placeholder per output and, with `feed_weights`, the
-    sample weights (rank `sw_ndim`); without, every sample weighs 1."""
+    sample weights (rank `sw_ndim`); without, every sample weighs 1.
+
+    A test step also takes ``n_valid`` (int32 scalar) last: only the first `n_valid`
+    rows of its batch are samples, the rest padding (`Model._test_loop` pads a short
+    batch up to a bucket size so data of any length compiles few programs). Padding
+    rows weigh 0 in the losses, the loss trackers and every metric (weighted or not,
+    masked or not), so results are those of the unpadded batch;
+    ``tracking["test"]["exact_padding"]`` is False when a loss reduces the batch
+    itself (a scalar per batch), the layers add losses of their activations
+    (activity regularizers, `add_loss`), or a metric is a user's class (it may ignore
+    `sample_weight`), where padding could change them."""
     g = model.graph
     tr = for_mode(model._tracking, mode)
-    with g.as_default(), g.name_scope(mode):
+    with g.as_default(), g.name_scope(mode), g.collectable():
         outs, fx = _forward_outputs(model, mode)
         targets = [array_ops.placeholder(_dtypes.as_dtype(a.dtype),
                                          [None] + list(a.shape[1:]),
@@ -198,11 +216,37 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
         else:  # ones, [batch]: no per-step host-to-device copy of weights
             sw = constant_ops.fill(array_ops.shape(targets[0])[:1],
                                 constant_ops.constant(1.0, dtype="float32"))
-        batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
+        fed_sw = sw
         masks = [get_mask(o) for o in outs]  # Keras masks of the outputs (or None)
-        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks)
+        valid = None
+        if mode == "test":
+            n_valid = array_ops.placeholder("int32", [], name="n_valid")
+            # 0, 1, ..., batch - 1 (the batch size is known only when compiled)
+            rows = reduction_ops.cumsum(constant_ops.fill(array_ops.shape(sw)[:1],
+                                                          constant_ops.constant(1)),
+                                        exclusive=True)
+            valid_b = math_ops.less(rows, n_valid)
+            valid = math_ops.cast(valid_b, "float32")
+            sw = sw * (valid if sw_ndim == 1 else array_ops.expand_dims(valid, -1))
+            batch = math_ops.cast(n_valid, "float32")
+            masks = [m if m is None else
+                     math_ops.logical_and(math_ops.cast(m, "bool"), _expand_to(valid_b, m))
+                     for m in masks]
+        else:
+            batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
+        info = {"batch_reduced": False}
+        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks,
+                                             info)
+        if mode == "test":
+            # A loss that reduces the batch itself would see the padding rows, and so
+            # would a user's metric class that ignores `sample_weight`.
+            # Activity regularizers and `add_loss` terms of the layers reduce the
+            # batch too; only the weights' own regularizers do not.
+            tr["exact_padding"] = not info["batch_reduced"] and all(
+                type(o).__module__.startswith("mylib.") for _, o, _ in tr["entries"]) \
+                and len(model.losses) == len(model._weight_losses())
         total = _total_loss(model, tr, out_losses, fx)
-        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch, masks)
+        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch, masks, valid)
         step_ops = list(updates) + (fx.updates if fx is not None else [])
         if mode == "train":
             model._assert_compiled()
@@ -212,8 +256,17 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
         with g.control_dependencies(updates):
             results = metric_results(tr)
         step = array_ops.group(*step_ops, name=f"{mode}_step")
-    feeds = list(model.inputs) + targets + ([sw] if feed_weights else [])
+    feeds = list(model.inputs) + targets + ([fed_sw] if feed_weights else [])
+    if mode == "test":
+        feeds.append(n_valid)
     return step, results, feeds
+
+
+def _expand_to(v, m):
+    """The [batch] bool `v` with trailing axes of 1 up to the rank of mask `m`."""
+    while v.shape.rank is not None and m.shape.rank is not None and v.shape.rank < m.shape.rank:
+        v = array_ops.expand_dims(v, -1)
+    return v
 
 
 def _forward_outputs(model, mode):
@@ -227,7 +280,7 @@ def _forward_outputs(model, mode):
     return outs, fx
 
 
-def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None):
+def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None, info=None):
     """Each output's loss (None where it has none) and its (target, prediction) pair
     aligned for the loss and the metrics. An output with a Keras mask (`masks`) has its
     loss averaged over the unmasked entries only (see `_masked_loss`)."""
@@ -246,7 +299,7 @@ def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None):
             if masked is not None:
                 out_losses.append(masked)
                 continue
-        per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None)
+        per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None, info)
         out_losses.append(reduction_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
                           else reduction_ops.reduce_sum(per) / batch)
     return out_losses, aligned
@@ -262,17 +315,18 @@ def _total_loss(model, tr, out_losses, fx):
     return math_ops.add_n(terms) if len(terms) > 1 else terms[0]
 
 
-def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None):
+def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None, valid=None):
     """The update ops of the loss trackers and of each compiled metric. An output's
     Keras mask weighs its metrics (times the sample weights of weighted metrics), so
-    they average over the unmasked entries (Keras's masked metrics)."""
+    they average over the unmasked entries (Keras's masked metrics). `valid` ([batch]
+    0/1, test steps) weighs the unweighted metrics so padding rows count for none."""
     updates = [tr["loss_tracker"].update_state(total, sample_weight=batch)]
     for trk, l in zip(tr["out_trackers"], out_losses):
         if l is not None:
             updates.append(trk.update_state(l, sample_weight=batch))
     for i, obj, weighted in tr["entries"]:
         yt, yp = aligned[i]
-        w = sw if weighted else None
+        w = sw if weighted else valid
         if masks is not None and masks[i] is not None:
             m = _metric_mask(masks[i], yp)
             w = m if w is None else _times_to_rank(w, m)
@@ -361,7 +415,7 @@ def _masked_loss(loss_fn, y_true, y_pred, mask, sw):
     return reduction_ops.reduce_sum(per) / math_ops.maximum(valid, 1.0)
 
 
-def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
+def _per_sample(loss_fn, y_true, y_pred, element_weights=None, info=None):
     """Per-sample losses [batch]: loss objects through their `call`, functions directly;
     extra axes are averaged (Keras's per-sample reduction); a scalar (a loss that
     reduces the batch itself) stands for each sample. `element_weights` (e.g.
@@ -374,6 +428,8 @@ def _per_sample(loss_fn, y_true, y_pred, element_weights=None):
     if per.shape.rank is not None and per.shape.rank > 1:
         per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:
+        if info is not None:
+            info["batch_reduced"] = True
         # A loss already reduced over the batch (Keras 3 accepts it): every sample
         # carries it, so the batch loss is it times the mean sample weight. Under a
         # mirrored strategy the step is one global-batch program, so the scalar is

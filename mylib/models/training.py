@@ -29,6 +29,7 @@ from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.ops import array_ops
 from mylib.layers import array_call
 from mylib.layers.base import Input, InputLayer, Layer, flatten, pack_like
+from mylib.models import custom_step as cs
 from mylib.models import data_adapter as da
 from mylib.models import step as step_lib
 from mylib.models.network import GraphNetworkMixin
@@ -104,7 +105,79 @@ class Model(GraphNetworkMixin, Layer):
 
     @property
     def metrics_names(self):
+        return self._mode_names("train")
+
+    def _mode_names(self, mode):
+        """The log names of `mode`'s ('train' or 'test') step results."""
+        custom = self.__dict__.get("_custom_names") or {}
+        if mode in custom:
+            return list(custom[mode])
+        if custom and "train" in custom and mode == "test" and not self._tracking:
+            return list(custom["train"])
         return list(self._tracking["names"]) if self._tracking else ["loss"]
+
+    # ------------------------------------------------------------ Keras 3 steps
+    # Overriding `train_step` / `test_step` makes fit / evaluate build their step graph
+    # by calling it once on symbolic batches (see mylib.models.custom_step).
+    def train_step(self, data):
+        """One training step on a batch `data` (``x``, ``(x, y)`` or ``(x, y,
+        sample_weight)`` of symbolic tensors); returns a dict of logs.
+
+        Override it for custom training (Keras 3). It is called once per input
+        signature, to BUILD the step graph that `fit` runs every step; compute
+        gradients with ``ml.gradients(loss, self.trainable_variables)`` and apply them
+        with ``self.optimizer.apply(grads, self.trainable_variables)``. Every state
+        update it makes (metrics, optimizers) runs each step, in the order written.
+        The default does forward, `compute_loss`, gradients, the optimizer update and
+        `compute_metrics`.
+        """
+        return cs.default_train_step(self, data)
+
+    def test_step(self, data):
+        """One evaluation step (see `train_step`); the default runs the model with
+        ``training=False``, `compute_loss` and `compute_metrics`."""
+        return cs.default_test_step(self, data)
+
+    def predict_step(self, data):
+        """The outputs for a batch of inputs `data` (symbolic); `predict` builds its
+        graph by calling it once. Default: ``self(x, training=False)``."""
+        return cs.default_predict_step(self, data)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of a batch plus the regularization losses (a scalar
+        float32 tensor); see `mylib.models.custom_step.compute_loss`."""
+        return cs.compute_loss(self, x, y, y_pred, sample_weight, training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Updates the compiled metrics with a batch; returns `get_metrics_result()`."""
+        return cs.compute_metrics(self, x, y, y_pred, sample_weight)
+
+    def get_metrics_result(self):
+        """``{name: result tensor}`` of `metrics` (containers flattened)."""
+        return cs.get_metrics_result(self)
+
+    @property
+    def metrics(self):
+        """Keras 3's list of the model's metric objects: the ``"loss"`` tracker and the
+        compiled-metrics container once compiled, then each metric held in an
+        attribute. `fit` and `evaluate` reset them at the start of each epoch / run
+        when the model has custom steps. Override the property to choose them."""
+        return cs.model_metrics(self)
+
+    @property
+    def compiled_metrics(self):
+        """The container of compile's metrics (``update_state(y, y_pred,
+        sample_weight)``, ``result()``; empty when compile named none)."""
+        return cs.compile_metrics(self) or cs.CompileMetrics(self)
+
+    @property
+    def compiled_loss(self):
+        """Keras 2's ``compiled_loss(y, y_pred, sample_weight=None,
+        regularization_losses=None)``: `compute_loss`, recorded in the loss tracker."""
+        return cs.CompiledLoss(self)
+
+    def _custom_steps(self):
+        return cs.uses_custom_steps(self)
 
     def call(self, inputs, training=None):
         if self._is_graph_network:
@@ -146,8 +219,15 @@ class Model(GraphNetworkMixin, Layer):
     def _trace(self, ins):
         """Builds the inference outputs of a deferred model on input tensors `ins`."""
         g = flatten(ins)[0].graph
-        with g.as_default():
-            outs = self._forward(ins, training=None)
+        with g.as_default(), g.collectable():
+            try:
+                outs = self._forward(ins, training=None)
+            except NotImplementedError:
+                # A model trained only through its own train_step (a GAN wrapper)
+                # needs no `call`: its inputs are the data placeholders, no outputs.
+                if not self._custom_steps() or type(self).call is not Model.call:
+                    raise
+                outs = []
         self._nested_inputs, self._nested_outputs = ins, outs
         self.inputs, self.outputs = flatten(ins), flatten(outs)
         self._set_io_names()
@@ -197,7 +277,13 @@ class Model(GraphNetworkMixin, Layer):
         xs = da.standardize(x, self.inputs, self.input_names, "input", self._nested_inputs,
                             self.name)
         ys = None
-        if y is not None:
+        if y is not None and self._custom_steps():
+            # The user's step decides what the targets are: any structure of arrays.
+            y = da.as_arrays(y, "y")
+            self._custom_y_struct = y
+            ys = [np.ascontiguousarray(a, dtype=da.np_dtype_for(a))
+                  for a in da.flat_arrays(y)]
+        elif y is not None:
             ys = da.standardize(da.as_arrays(y, "y"), self.outputs, self.output_names,
                                 "output", self._nested_outputs, self.name)
             self._check_label_range(ys)
@@ -212,6 +298,8 @@ class Model(GraphNetworkMixin, Layer):
         n = da.check_lengths(arrays, names)
         if class_weight is not None and ys is not None:
             sw = da.apply_class_weight(class_weight, ys[0], self.outputs[0].shape.rank, sw)
+        if ys is None and self._custom_steps():
+            ys = []
         if ys is not None and sw is None:
             sw = np.ones(n, np.float32)
         return xs, ys, sw, n
@@ -324,17 +412,30 @@ class Model(GraphNetworkMixin, Layer):
         feed_weights = weighted
         sw_ndim = int(sw_ndim) if feed_weights else 1
         key = (mode, feed_weights, sw_ndim, tuple((a.dtype.str, a.shape[1:]) for a in ys),
-               tuple(id(w) for w in self.trainable_weights) if mode == "train" else ())
+               tuple(id(w) for w in self.trainable_weights) if mode == "train" else (),
+               self.__dict__.get("_custom_test_weighted", False)
+               if mode == "test" and self._custom_steps() else None)
         if loop:
             self._step_fn(mode, ys, weighted, sw_ndim)
             return self._fns.get(key + ("loop",))
         fn = self._fns.get(key)
         if fn is not None:
             return fn
-        if self._tracking is None:
-            self._tracking = step_lib.build_tracking(self, ys)
-        step_lib.check_targets(self, ys)
-        step, results, feeds = step_lib.build_step_graph(self, mode, ys, feed_weights, sw_ndim)
+        if self._custom_steps():
+            y_struct = self.__dict__.get("_custom_y_struct")
+            if y_struct is None or len(da.flat_arrays(y_struct)) != len(ys):
+                y_struct = ys[0] if len(ys) == 1 else list(ys)
+            step, results, feeds, names = cs.build_custom_step(
+                self, mode, ys, y_struct, feed_weights, sw_ndim,
+                pass_weights=mode == "train" or self.__dict__.get("_custom_test_weighted",
+                                                                  False))
+            self.__dict__.setdefault("_custom_names", {})[mode] = names
+        else:
+            if self._tracking is None:
+                self._tracking = step_lib.build_tracking(self, ys)
+            step_lib.check_targets(self, ys)
+            step, results, feeds = step_lib.build_step_graph(self, mode, ys, feed_weights,
+                                                             sw_ndim)
         self._init_all()
         fn = self._compile_step(mode, key, step, results, feeds)
         self._fns[key] = fn
@@ -350,7 +451,7 @@ class Model(GraphNetworkMixin, Layer):
         policy = get_policy(g)
         fn = None
         if mode == "train" and policy is not None:
-            with g.as_default():  # the metrics read after the scheduled steps ran
+            with g.as_default(), g.collectable():  # the metrics read after the scheduled steps ran
                 plain = step_lib.metric_results(self._tracking)
             fn = policy.schedule_step(g, [step] + results, feeds, plain)
         if fn is None:
@@ -381,22 +482,37 @@ class Model(GraphNetworkMixin, Layer):
         op = self._fns.get(key)
         if op is None:
             modes = ("train", "test") if mode == "all" else (mode,)
-            objs = [o for md in modes
-                    for o in step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
-            with self.graph.as_default():
+            if self._custom_steps():
+                objs = cs.metric_objects(self.metrics)
+            else:
+                objs = [o for md in modes for o in
+                        step_lib.metric_objects(step_lib.for_mode(self._tracking, md))]
+            with self.graph.as_default(), self.graph.collectable():
                 op = array_ops.group(*[o.reset_state() for o in objs],
                                      name=f"reset_{mode}_metrics")
             self._fns[key] = op
         return op
 
+    def _reset_metrics(self, mode="train"):
+        """Runs `_reset_metrics_op(mode)` through a callable the model keeps (its plan
+        goes when the model does)."""
+        key = ("reset_fn", mode)
+        fn = self._fns.get(key)
+        if fn is None:
+            fn = self._fns[key] = self.session.make_callable(self._reset_metrics_op(mode))
+        fn()
+
     def reset_metrics(self):
-        if self._tracking is not None:
-            self.session.run(self._reset_metrics_op("all"))
+        if self._tracking is not None or (self._custom_steps() and self.inputs is not None):
+            self._reset_metrics("all")
 
     def _predict_fn(self):
         fn = self._fns.get("predict")
         if fn is None:
-            fn = self.session.make_device_callable(self.outputs, list(self.inputs))
+            outs = self.outputs
+            if cs.overrides(self, "predict_step"):
+                outs, self._predict_struct = cs.build_predict_outputs(self)
+            fn = self.session.make_device_callable(outs, list(self.inputs))
             self._fns["predict"] = fn
         return fn
 
@@ -449,6 +565,18 @@ class Model(GraphNetworkMixin, Layer):
         self._assert_compiled()
         batch_size, spe, do_val = _fit_options(batch_size, steps_per_epoch, validation_freq,
                                                shuffle)
+        epochs = da.int_arg("epochs", epochs, minimum=0, allow_none=False)
+        initial_epoch = da.int_arg("initial_epoch", initial_epoch, minimum=0,
+                                   allow_none=False)
+        validation_steps = da.int_arg("validation_steps", validation_steps)
+        validation_batch_size = da.int_arg("validation_batch_size", validation_batch_size)
+        verbose = da.verbose_arg(verbose)
+        da.class_weight_arg(class_weight)
+        if isinstance(validation_split, (bool, str)) or not isinstance(
+                validation_split, (int, float, np.integer, np.floating)) or \
+                not 0 <= validation_split < 1:
+            raise ValueError("`validation_split` must be a float in [0, 1). Received: "
+                             f"validation_split={validation_split!r}.")
         if da.is_stream(x):
             data = da.stream_fit_inputs(self, x, y, sample_weight, validation_split,
                                         class_weight, spe)
@@ -459,23 +587,25 @@ class Model(GraphNetworkMixin, Layer):
                 spe, validation_batch_size, validation_steps)
         val = data.val if validation_data is None else da.validation_source(
             self, validation_data, validation_steps, validation_batch_size or batch_size)
+        # A custom test_step sees (x, y, sample_weight) only where weights were given.
+        self._custom_test_weighted = (
+            validation_data is None and sample_weight is not None) or (
+            isinstance(validation_data, (tuple, list)) and len(validation_data) == 3)
         train_fn = self._step_fn("train", data.ys, data.weighted, sw_ndim=data.sw_ndim)
         if val is not None:  # (ys signature, sw ndim, batches())
             self._step_fn("test", val[0], sw_ndim=val[1])
-        verbose = 1 if verbose == "auto" else int(verbose)
         cb = cbks.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                model=self, verbose=verbose, epochs=epochs, steps=data.steps,
                                samples=data.n)
         self.stop_training = False
-        reset = self._reset_metrics_op()
-        sess = self.session
+        self._reset_metrics_op()
         runner = self._train_steps(train_fn, data)
         self._resume_at = None
         cb.on_train_begin()
         initial_epoch, skip = self._resume_point(initial_epoch)
         epoch_logs = {}
         for epoch in range(initial_epoch, epochs):
-            sess.run(reset)
+            self._reset_metrics()
             cb.on_epoch_begin(epoch)
             outs = self._train_epoch(cb, data.epoch_feeds, skip, runner)
             skip = 0
@@ -484,7 +614,8 @@ class Model(GraphNetworkMixin, Layer):
                               "the dataset or generator can produce `steps_per_epoch * "
                               "epochs` batches (e.g. with `.repeat()`).", stacklevel=2)
                 break
-            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
+            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"),
+                                                                  outs[1:])}
             if val is not None and do_val(epoch):
                 vlogs = self._test_loop(val[2](), val[0], cb, sw_ndim=val[1])
                 epoch_logs.update({"val_" + k: v for k, v in vlogs.items()})
@@ -539,12 +670,21 @@ class Model(GraphNetworkMixin, Layer):
                 break
         return outs
 
-    def _test_loop(self, batches, ys, cb=None, sw_ndim=1):
-        """Runs the test step over `batches` (feed lists [*xs, *ys, sw])."""
+    def _test_loop(self, batches, ys, cb=None, sw_ndim=1, batch_size=None):
+        """Runs the test step over `batches` (feed lists [*xs, *ys, sw]).
+
+        A short batch (smaller than `batch_size`, default the first batch's size) runs
+        padded to a power of two (at most that size) with rows that weigh nothing
+        (see `step.build_step_graph`), so evaluating data of any length compiles at
+        most ``1 + ceil(log2(batch_size))`` programs with the same results."""
         test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
         loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
-        self.session.run(self._reset_metrics_op("test"))
-        names = self.metrics_names
+        self._reset_metrics("test")
+        if not self._custom_steps():
+            # The built-in test step takes each batch's number of real rows (n_valid).
+            exact = step_lib.for_mode(self._tracking, "test").get("exact_padding", False)
+            batches = _with_n_valid(batches, batch_size, exact)
+        names = self._mode_names("test")
         if cb is not None:
             cb.on_test_begin()
         outs = None
@@ -566,7 +706,9 @@ class Model(GraphNetworkMixin, Layer):
                  steps=None, callbacks=None, return_dict=False):
         """Loss and metrics on `x`, `y` (arrays, or `x` a dataset / generator of
         ``(x, y[, sample_weight])`` batches, `steps` of them when given): sample-weighted
-        means over all samples.
+        means over all samples. A short batch runs padded to a power of two (at most
+        `batch_size`) with rows of weight 0, so data of any length compiles at most
+        ``1 + ceil(log2(batch_size))`` programs and the results are unchanged.
 
         Returns:
           the loss (a float) when no metrics were compiled, else ``[loss, *metrics]`` in
@@ -575,33 +717,38 @@ class Model(GraphNetworkMixin, Layer):
         from mylib import callbacks as cbks
 
         self._assert_compiled()
-        batch_size = 32 if batch_size is None else int(batch_size)
-        verbose = 1 if verbose == "auto" else int(verbose)
+        batch_size = da.int_arg("batch_size", batch_size) or 32
+        steps = da.int_arg("steps", steps)
+        verbose = da.verbose_arg(verbose)
         if da.is_stream(x):
             if y is not None:
                 raise ValueError("`y` must not be given when `x` is a dataset or a generator.")
             stream = da.BatchStream(x, steps, "x")
             xb, yb, swb = da.unpack_batch(stream.peek())
-            if yb is None:
+            if yb is None and not self._custom_steps():
                 raise ValueError("The dataset/generator passed to evaluate must yield (x, y) "
                                  "or (x, y, sample_weight) batches.")
             _, ys, sw, _ = self._prepare(xb, yb, swb)
-            batches, nsteps = da.stream_feeds(self, stream, None, True), stream.steps_hint
+            self._custom_test_weighted = swb is not None
+            batches = da.stream_feeds(self, stream, None, True, with_y=yb is not None)
+            nsteps = stream.steps_hint
         else:
-            if y is None:
+            if y is None and not self._custom_steps():
                 raise ValueError("`y` is required to evaluate.")
             xs, ys, sw, n = self._prepare(x, y, sample_weight)
+            self._custom_test_weighted = sample_weight is not None
             if n == 0:
                 raise ValueError("Expected at least one sample to evaluate; received 0.")
             batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
             nsteps = steps or int(math.ceil(n / batch_size))
         cb = cbks.CallbackList(callbacks, model=self, verbose=verbose, steps=nsteps)
-        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim)
+        logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim,
+                               batch_size=None if da.is_stream(x) else batch_size)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
             return logs
-        vals = [logs[k] for k in self.metrics_names]
+        vals = list(logs.values())
         return vals[0] if len(vals) == 1 else vals
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
@@ -609,17 +756,25 @@ class Model(GraphNetworkMixin, Layer):
         ``(x, ...)`` batches, `steps` of them when given), batch by batch
         (``training=False``), concatenated.
 
+        A short batch of arrays (the last one, or all of `x` when it has fewer than
+        `batch_size` samples) runs padded to the next power of two (at most
+        `batch_size`) with copies of its last sample, and its outputs are sliced
+        back: predicting on data of any length compiles at most
+        ``1 + ceil(log2(batch_size))`` programs. Each sample's outputs depend on that
+        sample only (as for any inference graph without layers that mix the batch).
+
         `verbose` is accepted for Keras compatibility: predict shows no progress bar
         (1 or 2 warns once).
 
         Returns:
           a numpy array, or a list/dict of them for several outputs.
         """
-        if verbose not in ("auto", 0, None):
+        if verbose is not None and da.verbose_arg(verbose) and verbose != "auto":
             warn_ignored("Model.predict", "verbose", "predict shows no progress bar.")
         from mylib import callbacks as cbks
 
-        batch_size = 32 if batch_size is None else int(batch_size)
+        batch_size = da.int_arg("batch_size", batch_size) or 32
+        steps = da.int_arg("steps", steps)
         if da.is_stream(x):
             stream = da.BatchStream(x, steps, "x")
             self._prepare(da.unpack_batch(stream.peek())[0])
@@ -635,25 +790,36 @@ class Model(GraphNetworkMixin, Layer):
         chunks = []
         for step, batch in enumerate(batches):
             cb.on_predict_batch_begin(step)
+            real = len(batch[0]) if batch and np.ndim(batch[0]) else None
+            if real and not da.is_stream(x):
+                # A short batch is padded up to a power of two (at most the batch
+                # size) and the outputs sliced back: one predict signature compiles
+                # at most 1 + log2(batch_size) programs whatever the data lengths.
+                batch = da.pad_batch(batch, da.bucket_size(real, batch_size))
             out = self._call_step(fn, batch)
+            if real is not None and len(batch[0]) != real:
+                out = [None if o is None else np.asarray(o)[:real] for o in out]
             chunks.append(out)
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
+        struct = self.__dict__.get("_predict_struct", self._nested_outputs) \
+            if cs.overrides(self, "predict_step") else self._nested_outputs
+        n_out = len(flatten(struct))
         if not chunks:
             res = [np.zeros([0] + t.shape.as_list()[1:], t.dtype.np) for t in self.outputs]
         else:
             res = [np.concatenate([np.asarray(c[i]) for c in chunks]) for i in
-                   range(len(self.outputs))]
-        return pack_like(self._nested_outputs, res)
+                   range(n_out)]
+        return pack_like(struct, res)
 
     def train_on_batch(self, x, y, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns the batch's loss (and metrics)."""
         self._assert_compiled()
         xs, ys, sw, _ = self._prepare(x, y, sample_weight, class_weight)
         fn = self._step_fn("train", ys, sw_ndim=sw.ndim)
-        self.session.run(self._reset_metrics_op())
+        self._reset_metrics()
         outs = self._call_step(fn, [*xs, *ys, sw])
-        logs = {k: float(np.asarray(v)) for k, v in zip(self.metrics_names, outs[1:])}
+        logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"), outs[1:])}
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
 
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
@@ -790,21 +956,28 @@ class Model(GraphNetworkMixin, Layer):
         saving.load_weights(self, filepath)
 
 
+def _with_n_valid(batches, batch_size, pad):
+    """Test-step feed lists with their number of real rows appended (the step's
+    ``n_valid``), short ones padded up to `da.bucket_size` when `pad`."""
+    for b in batches:
+        real = len(b[0])
+        if batch_size is None:
+            batch_size = real
+        if pad and real < batch_size:
+            b = da.pad_batch(b, da.bucket_size(real, batch_size))
+        yield list(b) + [np.int32(real)]
+
+
 def _fit_options(batch_size, steps_per_epoch, validation_freq, shuffle):
     """``(batch_size, steps_per_epoch, do_val(epoch))`` from fit's arguments, checked."""
-    batch_size = 32 if batch_size is None else int(batch_size)
-    if batch_size <= 0:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
-    if steps_per_epoch is not None and int(steps_per_epoch) <= 0:
-        raise ValueError(f"`steps_per_epoch` must be positive. Received: {steps_per_epoch}")
-    spe = None if steps_per_epoch is None else int(steps_per_epoch)
-    if isinstance(validation_freq, int):
-        if validation_freq < 1:
-            raise ValueError(f"`validation_freq` must be >= 1. Received: {validation_freq}")
-        do_val = lambda ep: (ep + 1) % validation_freq == 0
-    else:
-        vf = set(int(v) for v in validation_freq)
+    batch_size = da.int_arg("batch_size", batch_size) or 32
+    spe = da.int_arg("steps_per_epoch", steps_per_epoch)
+    if isinstance(validation_freq, (list, tuple, set)):
+        vf = set(da.int_arg("validation_freq", v) for v in validation_freq)
         do_val = lambda ep: (ep + 1) in vf
+    else:
+        validation_freq = da.int_arg("validation_freq", validation_freq, allow_none=False)
+        do_val = lambda ep: (ep + 1) % validation_freq == 0
     if shuffle not in (True, False, "batch"):
         raise ValueError(f'`shuffle` must be True, False or "batch". Received: {shuffle!r}')
     return batch_size, spe, do_val

@@ -150,6 +150,36 @@ class Optimizer:
         self._ensure_built()
         return self._lr_var
 
+    @learning_rate.setter
+    def learning_rate(self, value):
+        """Sets a float rate (Keras 3's ``optimizer.learning_rate = 1e-4``): before the
+        optimizer is built it replaces the initial rate; after, the learning-rate
+        variable is assigned in its graph's Keras session, so the next step uses it.
+
+        Raises:
+          ValueError: a negative rate, or a schedule given after the optimizer was built
+            (or a float given to one built with a schedule).
+        """
+        if callable(value) and not isinstance(value, numbers.Real):
+            if self._iterations is not None:
+                raise ValueError(f"Optimizer '{self.name}' is already built: its learning "
+                                 "rate cannot become a schedule now; create a new optimizer.")
+            self._learning_rate = value
+            return
+        value = float(value)
+        if value < 0:
+            raise ValueError(f"`learning_rate` must be >= 0. Received: learning_rate={value}")
+        if self._iterations is None:
+            self._learning_rate = value
+            return
+        if self._lr_var is None:
+            raise ValueError(f"Optimizer '{self.name}' was built with a learning-rate "
+                             "schedule; its rate cannot be set to a float.")
+        from mylib.runtime import keras_session
+
+        self._learning_rate = value
+        keras_session.set_values([self._lr_var], [value], owner=f"Optimizer '{self.name}'")
+
     def build(self, var_list):
         """Creates `iterations`, the learning-rate variable and the slots of `var_list`
         (done by `apply_gradients` otherwise)."""
@@ -211,8 +241,14 @@ class Optimizer:
             return None
         return slots[names.index(name)]
 
+    @property
     def variables(self):
-        """`iterations`, the learning-rate variable and all slots."""
+        """`iterations`, the learning-rate variable and all slots: a list (Keras 3's
+        property). Calling it, ``opt.variables()``, also works and returns the same
+        list (the older method form)."""
+        return _VariableList(self._variable_list())
+
+    def _variable_list(self):
         out = []
         if self._iterations is not None:
             out.append(self._iterations)
@@ -227,6 +263,24 @@ class Optimizer:
         return out
 
     # ------------------------------------------------------------ graph building
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's ``optimizer.apply(grads, trainable_variables)``: the update op of
+        the gradients `grads` (a list, None entries skipped) for `trainable_variables`
+        (a list of the same length), as `apply_gradients`.
+
+        Raises:
+          ValueError: `trainable_variables` is missing or of another length.
+        """
+        grads = list(grads)
+        if trainable_variables is None:
+            raise ValueError("optimizer.apply needs `trainable_variables` (the variables "
+                             "the gradients belong to).")
+        tvars = list(trainable_variables)
+        if len(grads) != len(tvars):
+            raise ValueError(f"optimizer.apply: {len(grads)} gradients for {len(tvars)} "
+                             "variables; pass one gradient (or None) per variable.")
+        return self.apply_gradients(list(zip(grads, tvars)))
+
     def compute_gradients(self, loss, var_list=None):
         """Gradients of `loss` with respect to `var_list`.
 
@@ -364,3 +418,11 @@ class Optimizer:
 
     def __repr__(self):
         return f"<ml.optimizers.{type(self).__name__} name={self.name!r}>"
+
+
+class _VariableList(list):
+    """A list that may also be called (returning itself as a list), so both Keras 3's
+    ``opt.variables`` and the older ``opt.variables()`` work."""
+
+    def __call__(self):
+        return list(self)

@@ -69,9 +69,11 @@ def ensure_initialized(variables):
         sess = get_session(g)
         todo = [v for v in vs if sess.variable_value(v._key) is None]
         if todo:
-            with g.as_default():
+            with g.as_default(), g.collectable():
                 op = variables_initializer(todo, name="keras_init")
-            sess.run(op)
+            # A one-shot callable: its plan leaves the session's cache with it, so
+            # the initializer op is freed (and with it nothing the model needs).
+            sess.make_callable(op)()
 
 
 def get_values(variables):

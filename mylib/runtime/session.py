@@ -9,8 +9,10 @@ caches the plan, and returns numpy values. A step that fails changes no variable
 from __future__ import annotations
 
 import collections
+import collections.abc
 import os
 import threading
+import weakref
 
 import jax
 import numpy as np
@@ -33,6 +35,9 @@ from mylib.runtime.executor import SegmentedPlan
 
 _NO_DONATE = bool(os.environ.get("MYLIB_NO_DONATE"))
 
+# Compiled plans a Session keeps by default (`ConfigProto(plan_cache_size=...)`).
+DEFAULT_PLAN_CACHE_SIZE = 64
+
 IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
                                             ["values", "indices", "dense_shape"])
 
@@ -44,11 +49,17 @@ class ConfigProto:
     its own thread pools), `device_count` (every local XLA device is usable; hide
     devices with ``CUDA_VISIBLE_DEVICES`` or `mylib.devices.set_cpu_device_count`)
     and `gpu_options` (JAX's ``XLA_PYTHON_CLIENT_*`` environment variables size GPU
-    memory)."""
+    memory).
+
+    `plan_cache_size` (a mylib option, not TensorFlow's): how many compiled plans a
+    `Session` keeps, least recently used first out (default `DEFAULT_PLAN_CACHE_SIZE`,
+    64). A plan is one fetch/feed signature with one set of feed shapes, holding one
+    compiled XLA program (or one per cluster); an evicted plan frees its programs and
+    is compiled again if the signature comes back."""
 
     def __init__(self, allow_soft_placement=False, log_device_placement=False,
                  inter_op_parallelism_threads=0, intra_op_parallelism_threads=0,
-                 device_count=None, gpu_options=None):
+                 device_count=None, gpu_options=None, plan_cache_size=None):
         for arg, value in (("inter_op_parallelism_threads", inter_op_parallelism_threads),
                            ("intra_op_parallelism_threads", intra_op_parallelism_threads)):
             if value:
@@ -66,6 +77,14 @@ class ConfigProto:
         self.intra_op_parallelism_threads = intra_op_parallelism_threads
         self.device_count = device_count or {}
         self.gpu_options = gpu_options
+        if plan_cache_size is None:
+            plan_cache_size = DEFAULT_PLAN_CACHE_SIZE
+        if isinstance(plan_cache_size, bool) or not isinstance(plan_cache_size,
+                                                               (int, np.integer)) \
+                or plan_cache_size < 1:
+            raise ValueError("`plan_cache_size` must be an integer >= 1. Received: "
+                             f"plan_cache_size={plan_cache_size!r}")
+        self.plan_cache_size = int(plan_cache_size)
 
 
 class RunOptions:
@@ -93,7 +112,8 @@ class RunMetadata:
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
-                 "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop")
+                 "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop",
+                 "key")
 
 
 def _flatten(fetches, graph):
@@ -188,6 +208,8 @@ def _convert_feed(t, value):
                 f"Cannot feed value of dtype {arr_dtype} for Tensor '{t.name}' of dtype "
                 f"{dt.name}")
         src = _dtypes.as_dtype(arr_dtype)
+        if dt.is_floating and (src.is_floating or src.is_integer):
+            _check_float_range(t, arr, src, dt)
         if dt.is_integer and src.is_integer:
             a = np.asarray(arr)
             if a.size and (a.min() < dt.min or a.max() > dt.max):
@@ -212,6 +234,51 @@ def _convert_feed(t, value):
                 f"Cannot feed value of shape {TensorShape(shape)} for Tensor '{t.name}', "
                 f"which has shape {ts}")
     return arr
+
+
+def _check_float_range(t, arr, src, dt):
+    """Refuses finite values that would become +-inf in the narrower float `dt`."""
+    a = np.asarray(arr)
+    if not a.size:
+        return
+    top = float(jax.numpy.finfo(dt.np).max)
+    mags = np.abs(a[np.isfinite(a)]) if src.is_floating else np.abs(a.astype(np.float64))
+    if mags.size and float(mags.max()) > top:
+        raise errors.InvalidArgumentError(
+            f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
+            f"{dt.name}: value {float(mags.max()):g} overflows {dt.name} (largest finite "
+            f"{top:g}); it would become inf")
+
+
+def _fed_variable(t, graph):
+    """The `Variable` whose value tensor (``w`` as a feed key, its read tensor) `t` is,
+    else None."""
+    if t.op.type != "ReadVariableOp" or not t.op.inputs:
+        return None
+    v = graph._variables.get(t.op.inputs[0].op.name)
+    return v if v is not None and v._graph_element is t else None
+
+
+def _feed_items(feed_dict, graph):
+    """``(keys, values, {variable key: (tensor, value)})``: the feed keys resolved to
+    tensors (each at most once), values converted; fed variables apart."""
+    if not isinstance(feed_dict, collections.abc.Mapping):
+        raise TypeError("`feed_dict` must be a dict {Tensor or tensor name: value}. "
+                        f"Received: a {type(feed_dict).__name__}.")
+    keys, vals, seen, var_feeds = [], [], {}, {}
+    for k, v in feed_dict.items():
+        t = k if type(k) is Tensor and k.graph is graph else _feed_key(k, graph)
+        if t in seen:
+            raise ValueError(f"The tensor '{t.name}' is fed more than once: feed_dict keys "
+                             f"{seen[t]!r} and {k!r} both name it.")
+        seen[t] = k
+        var = _fed_variable(t, graph)
+        if var is not None:
+            var_feeds[var._key] = (t, _convert_feed(t, v))
+            continue
+        keys.append(t)
+        vals.append(_convert_feed(t, v))
+    return tuple(keys), vals, var_feeds
 
 
 def _to_numpy(v):
@@ -252,11 +319,13 @@ class Session:
         self._vars = VariableStore(_config.session_seed_base())
         self._store = self._vars.values  # the live mapping, for the executors
         self._lock = self._vars.lock
-        self._plans = {}
+        self._plans = collections.OrderedDict()  # LRU: least recently used first
+        self._plan_cache_size = self._config.plan_cache_size
         self._closed = False
         self._default_ctx = None
         self._resources = {}
         self._cancelled = threading.Event()
+        self._graph.add_variables_freed_listener(self)
 
     # --- context management ---
     @property
@@ -312,13 +381,21 @@ class Session:
             (``"x:0"`` / ``"train"``), or a nested list/tuple/namedtuple/dict of them.
           feed_dict: `{tensor or name: value}`; any tensor can be fed, not only
             placeholders. Values are numpy-convertible; an int fed into a float tensor
-            is accepted, a lossy conversion (float into int, an overflowing int) is not.
+            is accepted, a lossy conversion (float into int, an int or float that
+            overflows the tensor's dtype) is not. Feeding a `Variable` (or its name,
+            or the tensor it stands for) substitutes the value for every read of the
+            variable in this step, as TensorFlow 1 did; the stored value is unchanged.
           options: `RunOptions`; run_metadata: `RunMetadata` filled when tracing.
         Returns:
           The fetched values in the structure of `fetches`: numpy arrays (numpy
           scalars for 0-d values), None for operations.
         Raises:
-          InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype.
+          InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype;
+            a fed variable that the step also writes.
+          TypeError: `feed_dict` is not a dict, or a key is not a tensor.
+          ValueError: a tensor is fed twice (under two keys).
+          UnimplementedError: a variable is fed to a step with host ops or several
+            devices.
           FailedPreconditionError: a variable is read before it is initialized.
           RuntimeError: the session is closed.
         """
@@ -329,17 +406,15 @@ class Session:
             leaves, rebuild = [fetches], None
         else:
             leaves, rebuild = _flatten(fetches, g)
-        if feed_dict:
-            feed_keys, feed_vals = [], []
-            for k, v in feed_dict.items():
-                t = k if type(k) is Tensor and k.graph is g else _feed_key(k, g)
-                feed_keys.append(t)
-                feed_vals.append(_convert_feed(t, v))
-            feed_keys = tuple(feed_keys)
+        var_feeds = None
+        if feed_dict is not None and (feed_dict or not isinstance(feed_dict, dict)):
+            feed_keys, feed_vals, var_feeds = _feed_items(feed_dict, g)
         else:
             feed_keys, feed_vals = (), []
         plan = self._plan(tuple(leaves), feed_keys, feed_vals)
-        if options is None and plan.segmented is None:
+        if var_feeds:
+            outs = self._execute(plan, feed_vals, self._var_overrides(plan, var_feeds))
+        elif options is None and plan.segmented is None:
             outs = self._execute(plan, feed_vals)
         else:
             outs = self._execute_with_options(plan, feed_vals, options, run_metadata)
@@ -359,25 +434,36 @@ class Session:
             raise RuntimeError("Attempted to use a closed Session.")
         g = self._graph
         leaves, rebuild = _flatten(fetches, g)
-        feed_keys = tuple(_feed_key(k, g) for k in (feed_list or ()))
+        all_keys = tuple(_feed_key(k, g) for k in (feed_list or ()))
+        var_at = {i: _fed_variable(t, g) for i, t in enumerate(all_keys)}
+        var_at = {i: v for i, v in var_at.items() if v is not None}
+        feed_keys = tuple(t for i, t in enumerate(all_keys) if i not in var_at)
         plan_box = [None]
-        n = len(feed_keys)
+        n = len(all_keys)
         single = type(fetches) is Tensor
 
         def call(*args, options=None, run_metadata=None):
             if len(args) != n:
                 raise TypeError(f"callable expects {n} feed values, got {len(args)}")
-            vals = [_convert_feed(t, a) for t, a in zip(feed_keys, args)]
+            vals = [_convert_feed(t, a) for t, a in zip(all_keys, args)]
             plan = plan_box[0]
-            if plan is None or plan.status_keys:
-                plan = plan_box[0] = self._plan(tuple(leaves), feed_keys, vals)
-            if options is None and plan.segmented is None:
+            fvals = [v for i, v in enumerate(vals) if i not in var_at] if var_at else vals
+            if plan is None or plan.status_keys or plan.key[2] != _shapes(fvals):
+                plan = plan_box[0] = self._plan(tuple(leaves), feed_keys, fvals)
+                owned.add(plan.key)
+            if var_at:
+                overrides = self._var_overrides(
+                    plan, {v._key: (all_keys[i], vals[i]) for i, v in var_at.items()})
+                vals = [v for i, v in enumerate(vals) if i not in var_at]
+                outs = self._execute(plan, vals, overrides)
+            elif options is None and plan.segmented is None:
                 outs = self._execute(plan, vals)
             else:
                 outs = self._execute_with_options(plan, vals, options, run_metadata)
             res = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
             return res[0] if single else rebuild(res)
 
+        owned = self._plans_owned_by(call)
         return call
 
     def partial_run_setup(self, fetches, feeds=None):
@@ -418,18 +504,25 @@ class Session:
         box = []
 
         def call(*vals):
-            if not box:
-                box.append(self._plan(tuple(leaves), feed_keys, vals))
+            # One plan per feed shapes (the session's LRU bounds them): a new shape
+            # looks its plan up again.
+            if not box or box[0].key[2] != _shapes(vals):
+                box[:] = [self._plan(tuple(leaves), feed_keys, vals)]
+                owned.add(box[0].key)
             if box[0].segmented is not None:
                 return self._execute_with_options(box[0], vals, None, None)
             return execute(box[0], vals)
 
         def release():
-            # Frees the compiled plan (callers with bounded caches evict with it).
+            # Frees the compiled plans (callers with bounded caches evict with them).
             box.clear()
-            self._plans.pop((tuple(leaves), feed_keys), None)
+            prefix = (tuple(leaves), feed_keys)
+            with self._lock:
+                for k in [k for k in self._plans if k[:2] == prefix]:
+                    self._plans.pop(k, None)
 
         call.release = release
+        owned = self._plans_owned_by(call)
         return call
 
     def make_device_loop_callable(self, fetches, feed_list):
@@ -454,8 +547,9 @@ class Session:
 
         def call(*stacked):
             k = int(np.shape(stacked[0])[0])
-            if not box:
-                box.append(self._plan(leaves, feed_keys, [v[0] for v in stacked]))
+            if not box or box[0].key[2] != tuple(np.shape(v)[1:] for v in stacked):
+                box[:] = [self._plan(leaves, feed_keys, [v[0] for v in stacked])]
+                owned.add(box[0].key)
             plan = box[0]
             if plan.loop is not False:
                 outs = self._execute_loop(plan, stacked, k)
@@ -469,7 +563,22 @@ class Session:
                     outs = self._execute(plan, vals)
             return outs
 
+        owned = self._plans_owned_by(call)
         return call
+
+    def _plans_owned_by(self, fn):
+        """A set to which callable `fn` adds the keys of the plans it looks up: when
+        `fn` is garbage-collected (its model was dropped) they leave the plan cache,
+        so the compiled programs and the ops they hold are freed with it."""
+        keys = set()
+        weakref.finalize(fn, _drop_plans, weakref.ref(self), keys)
+        return keys
+
+    def _variables_freed(self, keys):
+        """The graph freed these variables' handle ops: their values go too."""
+        with self._lock:
+            for k in keys:
+                self._store.pop(k, None)
 
     def _loop_fn(self, plan):
         """The jitted k-step loop of a plan, or False when its step cannot loop."""
@@ -533,18 +642,34 @@ class Session:
 
     # --- plans ---
     def _plan(self, leaves, feed_keys, feed_vals):
-        key = (leaves, feed_keys)
-        plan = self._plans.get(key)
+        """The plan of `leaves` given `feed_keys` with values shaped like `feed_vals`,
+        from the LRU cache (at most `plan_cache_size` plans; the least recently used
+        is dropped with its compiled programs) or built now."""
+        key = (leaves, feed_keys, _shapes(feed_vals))
+        plans = self._plans
+        plan = plans.get(key)
         if plan is not None:
-            if not plan.status_keys:
-                return plan
             st = self._store
-            if plan.status == tuple(k in st for k in plan.status_keys):
+            if not plan.status_keys or \
+                    plan.status == tuple(k in st for k in plan.status_keys):
+                try:
+                    plans.move_to_end(key)
+                except KeyError:  # evicted meanwhile by another thread
+                    pass
                 return plan
         with self._lock, x64():
             plan = self._build_plan(leaves, feed_keys, feed_vals)
-            self._plans[key] = plan
+            plan.key = key
+            plans[key] = plan
+            plans.move_to_end(key)
+            while len(plans) > self._plan_cache_size:
+                plans.popitem(last=False)
         return plan
+
+    @property
+    def plan_cache_size(self):
+        """How many compiled plans this session keeps (`ConfigProto.plan_cache_size`)."""
+        return self._plan_cache_size
 
     def _build_plan(self, leaves, feed_keys, feed_vals):
         fetch_tensors, targets = [], []
@@ -554,7 +679,9 @@ class Session:
             else:
                 fetch_tensors.append(el)
         if len(set(feed_keys)) != len(feed_keys):
-            raise ValueError("A tensor is fed more than once")
+            dup = next(t for i, t in enumerate(feed_keys) if t in feed_keys[:i])
+            raise ValueError(f"The tensor '{dup.name}' is fed more than once (it appears "
+                             "twice among the feeds).")
         ops = prune(fetch_tensors, targets, feed_keys)
         fed = set(feed_keys)
         for op in ops:
@@ -675,10 +802,37 @@ class Session:
                 r = self._resources[key] = factory()
             return r
 
-    def _execute(self, plan, feed_vals):
+    def _var_overrides(self, plan, var_feeds):
+        """``{variable key: value}`` for the variables fed in a run: the step reads the
+        fed value wherever it reads the variable (TensorFlow 1's feeding of a
+        variable), the stored value stays as it was.
+
+        Raises:
+          InvalidArgumentError: the step also writes a fed variable.
+          UnimplementedError: the step does not compile to one XLA program.
+        """
+        if plan.segmented is not None:
+            names = sorted(t.name for t, _ in var_feeds.values())
+            raise errors.UnimplementedError(
+                f"Feeding a variable ({names}) is supported for steps that compile to one "
+                "XLA program; this step has host ops or spans several devices or tasks. "
+                "Feed a placeholder that the graph reads instead.")
+        written = set(plan.written_keys)
+        for k, (t, _) in var_feeds.items():
+            if k in written:
+                raise errors.InvalidArgumentError(
+                    f"Variable '{k}' is fed (as '{t.name}') and also written by this step: "
+                    "a fed variable is read-only for the step. Run the update without "
+                    "feeding the variable.")
+        return {k: v for k, (t, v) in var_feeds.items()}
+
+    def _execute(self, plan, feed_vals, overrides=None):
         """Runs a plan's compiled step; returns the values in the plan's `leaves`
-        order (None for operations) as device arrays."""
+        order (None for operations) as device arrays. `overrides` replaces the values
+        of some variables for this step only (fed variables)."""
         store = self._store
+        if overrides:
+            store = collections.ChainMap(overrides, store)
         # mylib's 64-bit scope (see mylib.core.x64): entered here, around the compiled
         # call only, as it is the hot path.
         with self._lock, jax.enable_x64(True):
@@ -695,7 +849,7 @@ class Session:
             outs = plan.fn(*args)
             n = plan.n_tensor_fetches
             if plan.written_keys:
-                store.update(zip(plan.written_keys, outs[n:]))
+                self._store.update(zip(plan.written_keys, outs[n:]))
         return [None if o is None else outs[o] for o in plan.n_fetch]
 
     # --- variable values (for savers, Keras weights, strategies) ---
@@ -740,6 +894,18 @@ class Session:
             self._vars.clear()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _drop_plans(sess_ref, keys):
+    sess = sess_ref()
+    if sess is not None:
+        for k in list(keys):
+            sess._plans.pop(k, None)  # atomic: safe from a finalizer in any thread
+
+
+def _shapes(vals):
+    """The feed shapes of a plan key (dtypes are fixed by the feed tensors)."""
+    return tuple(np.shape(v) for v in vals)
 
 
 class _NoLoop(Exception):

@@ -77,7 +77,7 @@ def test_partitions_insert_one_transfer_per_tensor_and_destination():
             d = a - 1.0
         with ml.Session(graph=g) as s:
             vals = s.run([b, c, d], {x: np.zeros(3, np.float32)})
-            plan = s._plans[((b, c, d), (x,))]
+            plan = s._plans[((b, c, d), (x,), ((3,),))]
     np.testing.assert_allclose(vals[0], 2.0)
     np.testing.assert_allclose(vals[1], 2.0)
     np.testing.assert_allclose(vals[2], 0.0)

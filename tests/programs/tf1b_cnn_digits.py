@@ -40,8 +40,7 @@ def main():
     loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
     update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
     with tf.control_dependencies(update_ops):
-        # tf.train.AdamOptimizer(learning_rate=0.01).minimize(loss) once tf.train has it.
-        train_op = tf.optimizers.Adam(learning_rate=0.01).minimize(loss)
+        train_op = tf.train.AdamOptimizer(learning_rate=0.01).minimize(loss)
     predictions = tf.argmax(logits, axis=1, output_type=tf.int32)
     acc, acc_update = tf.metrics.accuracy(labels=y, predictions=predictions)
     top3 = tf.reduce_mean(tf.cast(tf.nn.in_top_k(logits, y, 3), tf.float32))

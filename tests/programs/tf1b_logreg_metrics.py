@@ -30,9 +30,7 @@ def main():
     logits = tf.squeeze(tf.matmul(features, w) + b, axis=1)
     tf.losses.sigmoid_cross_entropy(multi_class_labels=labels, logits=logits)
     loss = tf.losses.get_total_loss()
-    # tf.train.GradientDescentOptimizer(0.5).minimize(loss) once tf.train has it.
-    grads = tf.gradients(loss, [w, b])
-    train_op = tf.group(w.assign_sub(0.5 * grads[0]), b.assign_sub(0.5 * grads[1]))
+    train_op = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
 
     probs = tf.sigmoid(logits)
     predicted = tf.cast(probs > 0.5, tf.float32)

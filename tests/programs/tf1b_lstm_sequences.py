@@ -39,8 +39,7 @@ def main():
     logits = tf.matmul(state.h, w) + b
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                         logits=logits))
-    # tf.train.AdamOptimizer(0.02).minimize(loss) once tf.train has it.
-    train_op = tf.optimizers.Adam(learning_rate=0.02).minimize(loss)
+    train_op = tf.train.AdamOptimizer(0.02).minimize(loss)
     correct = tf.equal(tf.argmax(logits, 1, output_type=tf.int32), labels)
     accuracy = tf.reduce_mean(tf.cast(correct, tf.float32))
 

@@ -53,8 +53,7 @@ def main():
     contrastive = tf.reduce_mean(same * tf.square(dist) +
                                  (1 - same) * tf.square(tf.maximum(margin - dist, 0.0)))
     loss = contrastive + tf.losses.get_regularization_loss()
-    # tf.train.AdamOptimizer(0.005).minimize(loss) once tf.train has it.
-    train_op = tf.optimizers.Adam(learning_rate=0.005).minimize(loss)
+    train_op = tf.train.AdamOptimizer(0.005).minimize(loss)
     predict_same = tf.cast(tf.less(dist, margin / 2), tf.float32)
     accuracy = tf.reduce_mean(tf.cast(tf.equal(predict_same, same), tf.float32))
 

@@ -45,8 +45,7 @@ def main():
     loss = tf.reduce_mean(tf.nn.nce_loss(weights=nce_weights, biases=nce_biases,
                                          labels=train_labels, inputs=embed,
                                          num_sampled=NUM_SAMPLED, num_classes=VOCAB))
-    # tf.train.GradientDescentOptimizer(1.0).minimize(loss) in the original.
-    optimizer = tf.optimizers.Adam(learning_rate=0.05).minimize(loss)
+    optimizer = tf.train.AdamOptimizer(learning_rate=0.05).minimize(loss)
 
     norm = tf.sqrt(tf.reduce_sum(tf.square(embeddings), 1, keepdims=True))
     normalized = embeddings / norm

@@ -1,0 +1,48 @@
+"""`keras.layers`: every layer of `mylib.layers` (Keras 3's names), plus `Layer`,
+`Input`, `InputLayer`, `InputSpec`.
+
+Names are read from `mylib.layers` when this module is imported and, for any name
+added there later, on first access. A Keras layer mylib lacks raises an
+AttributeError saying what to use instead.
+"""
+
+from __future__ import annotations
+
+import mylib.layers as _src
+from mylib.keras._face import missing as _missing
+from mylib.keras._face import reexport as _reexport
+
+__all__ = _reexport(globals(), _src, skip=("backend",))
+
+_HINTS = {
+    "RNN": "use keras.layers.LSTM / GRU / SimpleRNN (whole-sequence layers).",
+    "LSTMCell": "use keras.layers.LSTM (a whole-sequence layer; return_state=True gives "
+                "the states).",
+    "GRUCell": "use keras.layers.GRU.", "SimpleRNNCell": "use keras.layers.SimpleRNN.",
+    "StackedRNNCells": "stack keras.layers.LSTM / GRU layers with return_sequences=True.",
+    "ConvLSTM2D": "build it from keras.layers.Conv2D inside a custom layer with "
+                  "keras.ops.scan.",
+    "Conv3D": "use keras.ops.conv (N-D) inside a custom keras.layers.Layer.",
+    "TFSMLayer": "TensorFlow SavedModels are not read; save and load models with "
+                 "keras.saving.save_model / load_model.",
+    "TorchModuleWrapper": "wrap Flax modules with keras.layers.FlaxLayer instead.",
+    "JaxLayer": "use keras.layers.FlaxLayer, or keras.layers.Lambda over keras.ops.",
+}
+_AUGMENT = ("RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
+            "RandomContrast", "RandomCrop", "RandomBrightness", "Resizing", "CenterCrop")
+for _n in _AUGMENT:
+    _HINTS[_n] = ("augment the data in the input pipeline (numpy / mylib.data), or write "
+                  "a custom keras.layers.Layer with keras.ops and keras.random.")
+
+
+def __getattr__(name):
+    value = getattr(_src, name, None)
+    if value is not None and not name.startswith("_"):
+        return value
+    raise _missing(__name__, name, _HINTS,
+                   "write a custom keras.layers.Layer (call() with keras.ops) or use "
+                   "keras.layers.Lambda.")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(n for n in dir(_src) if not n.startswith("_")))

@@ -1,0 +1,135 @@
+"""`keras.utils` (Keras 3): `to_categorical`, `normalize`, `pad_sequences`,
+`set_random_seed`, `plot_model` / `model_to_dot`, `get_file`, `PyDataset` /
+`Sequence`, and the serialization registry helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mylib.config import set_random_seed  # noqa: F401
+from mylib.keras.utils.file_utils import get_file  # noqa: F401
+from mylib.keras.utils.plot import model_to_dot, plot_model  # noqa: F401
+from mylib.keras.utils.sequences import PyDataset, Sequence, pad_sequences  # noqa: F401
+from mylib.saving import (custom_object_scope, get_registered_name,  # noqa: F401
+                          get_registered_object, register_keras_serializable)
+
+CustomObjectScope = custom_object_scope
+
+__all__ = ["to_categorical", "normalize", "pad_sequences", "set_random_seed", "plot_model",
+           "model_to_dot", "get_file", "PyDataset", "Sequence", "custom_object_scope",
+           "CustomObjectScope", "get_registered_name", "get_registered_object",
+           "register_keras_serializable", "timeseries_dataset_from_array"]
+
+
+def to_categorical(x, num_classes=None):
+    """One-hot float32 rows of the int class ids `x` (Keras's `to_categorical`): shape
+    ``x.shape + (num_classes,)``, a trailing axis of size 1 in `x` dropped first.
+
+    Args:
+      x: array-like of non-negative ints.
+      num_classes: the number of classes (default ``max(x) + 1``).
+    Raises:
+      ValueError: for negative ids or ids >= `num_classes`.
+    """
+    x = np.asarray(x)
+    if x.size and not np.issubdtype(x.dtype, np.integer):
+        if not np.all(np.equal(np.mod(x, 1), 0)):
+            raise ValueError("to_categorical: `x` must hold integer class ids. Received "
+                             f"dtype {x.dtype} with non-integer values.")
+    x = x.astype("int64")
+    shape = x.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    x = x.reshape(-1)
+    if num_classes is None:
+        num_classes = int(x.max()) + 1 if x.size else 0
+    if x.size and (x.min() < 0 or x.max() >= num_classes):
+        raise ValueError(f"to_categorical: class ids must lie in [0, {num_classes}). "
+                         f"Received ids from {x.min()} to {x.max()}.")
+    out = np.zeros((x.size, num_classes), dtype="float32")
+    out[np.arange(x.size), x] = 1.0
+    return out.reshape(shape + (num_classes,))
+
+
+def normalize(x, axis=-1, order=2):
+    """`x` divided by its `order`-norm along `axis` (zero rows stay zero); numpy in,
+    numpy out (a symbolic tensor goes through `keras.ops.normalize`)."""
+    from mylib.keras.ops._dispatch import is_symbolic
+
+    if is_symbolic(x):
+        from mylib.keras.ops import normalize as _normalize
+
+        return _normalize(x, axis=axis, order=order)
+    x = np.asarray(x)
+    n = np.atleast_1d(np.linalg.norm(x, order, axis))
+    n[n == 0] = 1
+    return x / np.expand_dims(n, axis)
+
+def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
+                                  sampling_rate=1, batch_size=128, shuffle=False, seed=None,
+                                  start_index=None, end_index=None):
+    """Batches of sliding windows over `data` (Keras's `timeseries_dataset_from_array`),
+    as an `ml.data.Dataset` that `fit` / `evaluate` / `predict` take as `x`.
+
+    Window ``i`` (for start indices ``start_index, start_index + sequence_stride, ...``
+    while the window fits before `end_index`) is ``data[i : i + sequence_length *
+    sampling_rate : sampling_rate]``; its target is ``targets[i]``. With
+    ``targets=None`` the batches hold the windows only.
+
+    Args:
+      data: array ``[time, ...]``.
+      targets: array ``[time, ...]`` or None.
+      batch_size: windows per batch (None: one window per element, unbatched).
+      shuffle / seed: shuffle the windows (once, with numpy, seeded by `seed`).
+    Raises:
+      ValueError: bad lengths, strides or indices.
+    """
+    from mylib.data import Dataset
+
+    data = np.asarray(data)
+    for name, v in (("sequence_length", sequence_length), ("sequence_stride", sequence_stride),
+                    ("sampling_rate", sampling_rate)):
+        if int(v) <= 0:
+            raise ValueError(f"`{name}` must be a positive int. Received: {name}={v}")
+    start = 0 if start_index is None else int(start_index)
+    end = len(data) if end_index is None else int(end_index)
+    if not 0 <= start < end <= len(data):
+        raise ValueError(f"`start_index` and `end_index` must satisfy 0 <= start < end <= "
+                         f"{len(data)}. Received: start_index={start_index}, "
+                         f"end_index={end_index}")
+    span = (sequence_length - 1) * sampling_rate
+    starts = np.arange(start, end - span, sequence_stride)
+    if targets is not None:
+        targets = np.asarray(targets)
+        starts = starts[starts < len(targets)]
+    if shuffle:
+        np.random.RandomState(seed).shuffle(starts)
+    idx = starts[:, None] + np.arange(0, span + 1, sampling_rate)[None, :]
+    windows = data[idx] if len(starts) else np.zeros((0, sequence_length) + data.shape[1:],
+                                                     data.dtype)
+    ds = Dataset.from_tensor_slices(windows if targets is None else (windows,
+                                                                     targets[starts]))
+    return ds.batch(int(batch_size)) if batch_size is not None else ds
+
+
+_FILES = ("read the files with numpy / PIL into arrays (or build an ml.data.Dataset) and "
+          "pass them to fit")
+_HINTS = {
+    "image_dataset_from_directory": _FILES + ".",
+    "text_dataset_from_directory": _FILES + ".",
+    "audio_dataset_from_directory": _FILES + ".",
+    "split_dataset": "split the arrays with numpy, or use fit(validation_split=...).",
+    "load_img": "use PIL.Image.open and numpy.asarray.",
+    "img_to_array": "use numpy.asarray(image, dtype='float32').",
+    "array_to_img": "use PIL.Image.fromarray.",
+    "save_img": "use PIL.Image.fromarray(array).save(path).",
+    "Progbar": "fit's progress bar is the ProgbarLogger callback; use tqdm elsewhere.",
+    "FeatureSpace": "preprocess the features with keras.layers preprocessing layers or "
+                    "numpy.",
+}
+
+
+def __getattr__(name):
+    from mylib.keras._face import missing
+
+    raise missing(__name__, name, _HINTS)
