@@ -101,8 +101,14 @@ def test_sgd_momentum_keras_formula(nesterov):
 
 def test_adam_matches_optax():
     w, b = _run(ml.optimizers.Adam(0.05))
-    rw, rb = _optax_loop(optax.adam(0.05, b1=0.9, b2=0.999, eps=1e-7))
-    _close(w, rw), _close(b, rb)
+    # float32 variables: the reference is a float32 optax loop (JAX's 32-bit defaults),
+    # bias correction included; mylib's step computes no float64 either.
+    with jax.enable_x64(False):
+        rw, rb = _optax_loop(optax.adam(0.05, b1=0.9, b2=0.999, eps=1e-7))
+    _close(w, rw, rtol=1e-6, atol=1e-7), _close(b, rb, rtol=1e-6, atol=1e-7)
+    with jax.enable_x64(True):  # and within float32 rounding of a float64 loop
+        rw, rb = _optax_loop(optax.adam(0.05, b1=0.9, b2=0.999, eps=1e-7))
+    _close(w, rw, rtol=1e-4), _close(b, rb, rtol=1e-4)
 
 
 def test_adam_slots_hold_moments():
@@ -126,8 +132,10 @@ def test_adam_slots_hold_moments():
 
 def test_adamw_matches_optax():
     w, b = _run(ml.optimizers.AdamW(0.05, weight_decay=0.1))
-    rw, rb = _optax_loop(optax.adamw(0.05, b1=0.9, b2=0.999, eps=1e-7, weight_decay=0.1))
-    _close(w, rw), _close(b, rb)
+    with jax.enable_x64(False):  # float32 variables: a float32 optax loop
+        rw, rb = _optax_loop(optax.adamw(0.05, b1=0.9, b2=0.999, eps=1e-7,
+                                         weight_decay=0.1))
+    _close(w, rw, rtol=1e-6, atol=1e-7), _close(b, rb, rtol=1e-6, atol=1e-7)
 
 
 def test_adagrad_keras_formula():

@@ -476,9 +476,25 @@ def _calls(group, may_split):
     while run < len(group) and [a.shape for a in group[run]] == shape0:
         run += 1
     if run > 1 and (run == len(group) or may_split):
-        calls = [(True, [np.stack(parts) for parts in zip(*group[:run])])]
+        calls = [(True, [_stack(parts) for parts in zip(*group[:run])])]
         return calls + [(False, b) for b in group[run:]]
     return [(False, b) for b in group]
+
+
+def _stack(parts):
+    """``np.stack(parts)``; without a copy when the parts are consecutive slices of one
+    C-contiguous numpy array (the batches `array_feeds` cuts): a view of that memory."""
+    a0 = parts[0]
+    if type(a0) is np.ndarray and a0.flags.c_contiguous and a0.base is not None:
+        step = a0.nbytes
+        addr = a0.__array_interface__["data"][0]
+        if all(type(a) is np.ndarray and a.base is a0.base and a.shape == a0.shape
+               and a.dtype == a0.dtype and a.flags.c_contiguous
+               and a.__array_interface__["data"][0] == addr + i * step
+               for i, a in enumerate(parts)):
+            return np.lib.stride_tricks.as_strided(
+                a0, (len(parts),) + a0.shape, (step,) + a0.strides, writeable=False)
+    return np.stack(parts)
 
 
 def array_feeds(xs, ys, sw, n, batch_size, steps=None):

@@ -109,11 +109,22 @@ class RunMetadata:
         self.partition_graphs = []
 
 
+def _device_wide(plan, rw, ro):
+    """`rw`, `ro` with their 64-bit values (indices `plan.wide_args` in ``rw + ro``) as
+    64-bit device arrays: outside the 64-bit scope JAX would narrow numpy ones."""
+    vals = list(rw) + list(ro)
+    for i in plan.wide_args:
+        if not isinstance(vals[i], jax.Array):
+            with x64():
+                vals[i] = jax.device_put(vals[i])
+    return tuple(vals[:len(rw)]), tuple(vals[len(rw):])
+
+
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
                  "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop",
-                 "key")
+                 "key", "x32", "wide_args")
 
 
 def _flatten(fetches, graph):
@@ -591,6 +602,10 @@ class Session:
         rw_at = [plan.written_keys.index(k) for k in plan.rw_keys]
 
         def loop(rw, ro, feeds, counters, k):
+            with x64():  # traced in the 64-bit scope even when lowered outside it
+                return _loop(rw, ro, feeds, counters, k)
+
+        def _loop(rw, ro, feeds, counters, k):
             def body(carry, xs):
                 feed_vals, counter = xs
                 outs = step(*carry, *ro, *feed_vals, *((counter,) if uses_rng else ()))
@@ -626,12 +641,17 @@ class Session:
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
+            if plan.wide_args:
+                rw, ro = _device_wide(plan, rw, ro)
             counts = None
             if plan.uses_rng:
                 before = self._vars.rng_state()
                 counts = self._vars.take_rng_counts(plan.rng_ops, k)
             try:
-                last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
+                # Lowered outside the 64-bit scope where the step allows it (see
+                # _execute): the loop counter of the k steps is then int32.
+                with jax.enable_x64(not plan.x32):
+                    last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
             except _NoLoop:  # raised while tracing: nothing ran, nothing was donated
                 plan.loop = False
                 if plan.uses_rng:
@@ -717,6 +737,14 @@ class Session:
         plan.step = None if laid_out else cs.step
         plan.n_args = (n_rw, n_ro, n_feed)
         plan.loop = None
+        # Run outside the 64-bit scope where that changes nothing but JAX's own index
+        # arithmetic (see mylib.runtime.compile); the 64-bit variables it reads (an
+        # optimizer's int64 step count) are passed as 64-bit device arrays.
+        plan.x32 = bool(cs.x32) and not laid_out
+        keys = list(cs.rw_keys) + list(cs.ro_keys)
+        plan.wide_args = tuple(i for i, k in enumerate(keys)
+                               if np.dtype(self._store[k].dtype).itemsize == 8
+                               or np.dtype(self._store[k].dtype).kind == "c")
         if laid_out:
             jitted, feeds_at = plan.fn, slice(n_rw + n_ro, n_rw + n_ro + n_feed)
             plan.fn = lambda *a: jitted(*policy.shard_step_args(list(a), feeds_at))
@@ -754,6 +782,7 @@ class Session:
         plan.fn = None
         plan.step = None
         plan.loop = False
+        plan.x32, plan.wide_args = False, ()
         plan.status_keys = ()
         plan.status = ()
         plan.fetch_tensors = fetch_tensors
@@ -834,8 +863,9 @@ class Session:
         if overrides:
             store = collections.ChainMap(overrides, store)
         # mylib's 64-bit scope (see mylib.core.x64): entered here, around the compiled
-        # call only, as it is the hot path.
-        with self._lock, jax.enable_x64(True):
+        # call only, as it is the hot path; a plan that lowers in 32 bits runs outside
+        # it (its step enters the scope while it is traced).
+        with self._lock, jax.enable_x64(not plan.x32):
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             try:
@@ -843,6 +873,10 @@ class Session:
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
+            for i in plan.wide_args:
+                if not isinstance(args[i], jax.Array):  # keep 64 bits outside the scope
+                    with x64():
+                        args[i] = jax.device_put(args[i])
             args.extend(feed_vals)
             if plan.uses_rng:
                 args.append(self._vars.take_rng_counts(plan.rng_ops))

@@ -284,3 +284,23 @@ def test_fallback_when_a_variable_changes_shape():
             loop(np.arange(1, 4, dtype=np.float32).reshape(3, 1))
             np.testing.assert_array_equal(sess.run(v), [0, 1, 2, 3])
             assert not any(callable(p.loop) for p in sess._plans.values())
+
+
+def test_stacked_batches_of_one_array_are_a_view():
+    """The k batches of one execution, consecutive slices of the epoch's (shuffled)
+    array, are passed as a view of it (no copy); other parts are stacked."""
+    from mylib.models.data_adapter import _stack
+
+    base = np.arange(4 * 5 * 3, dtype=np.float32).reshape(20, 3)
+    parts = [base[i:i + 5] for i in range(0, 20, 5)]
+    got = _stack(parts)
+    np.testing.assert_array_equal(got, np.stack(parts))
+    assert np.shares_memory(got, base) and got.shape == (4, 5, 3)
+    gaps = [base[i:i + 4] for i in range(0, 20, 5)]  # not consecutive
+    got = _stack(gaps)
+    np.testing.assert_array_equal(got, np.stack(gaps))
+    assert not np.shares_memory(got, base)
+    other = [np.ones((5, 3), np.float32), np.zeros((5, 3), np.float32)]  # no common base
+    np.testing.assert_array_equal(_stack(other), np.stack(other))
+    strided = [base[i:i + 5, :2] for i in range(0, 20, 5)]  # not C-contiguous
+    np.testing.assert_array_equal(_stack(strided), np.stack(strided))

@@ -325,18 +325,77 @@ def _matmul_shape(a, b, *, transpose_a=False, transpose_b=False):
     return TensorSpec(batch.as_list() + [m, n], d)
 
 
+def _contract(x, xc, y, yc, target):
+    """The gradient product for MatMul input `target`: ``sum over c of X[.., p, c] *
+    Y[.., c, q]`` summed to `target`'s shape, where `xc` / `yc` is the axis (-2 or -1)
+    of `x` / `y` holding the contracted dimension c.
+
+    Batch axes that `target` broadcasts over (missing, or size 1 where the output is
+    larger) are folded into the contraction: `x` and `y` are transposed and reshaped so
+    those axes sit next to c, and one matmul sums over them. A `Dense` kernel [k, n]
+    applied to [batch, time, k] thus gets its gradient as one [k, batch * time] x
+    [batch * time, n] product, not a batched product of [batch, k, n] summed over the
+    batch (the same flops, but a large intermediate and a slow batched dot in XLA).
+    Where static shapes do not allow the reshape, the batched product is returned and
+    `gradients()` sums it to `target`'s shape.
+    """
+    def plain():
+        return matmul(x, y, transpose_a=(xc == -2), transpose_b=(yc == -1))
+
+    xs, ys, ts = x.shape, y.shape, target.shape
+    if xs.rank is None or ys.rank is None or ts.rank is None or not ts.is_fully_defined():
+        return plain()
+    n = max(xs.rank, ys.rank, ts.rank) - 2
+    xd = [1] * (n + 2 - xs.rank) + xs.as_list()
+    yd = [1] * (n + 2 - ys.rank) + ys.as_list()
+    td = [1] * (n + 2 - ts.rank) + ts.as_list()
+    # Axes the target broadcasts over, where some operand is (maybe) larger than 1.
+    fold = [i for i in range(n) if td[i] == 1 and (xd[i] != 1 or yd[i] != 1)]
+    if not fold:
+        return plain()
+    keep = [i for i in range(n) if i not in fold]
+    xp, xq = (n, n + 1) if xc == -1 else (n + 1, n)  # (free axis, contracted axis)
+    yq, yc_ = (n, n + 1) if yc == -1 else (n + 1, n)
+    if any(xd[i] is None for i in keep) or any(yd[i] is None for i in keep) \
+            or xd[xp] is None or yd[yq] is None:
+        return plain()
+    xe, ye = x, y
+    for _ in range(n + 2 - xs.rank):
+        xe = array_ops.expand_dims(xe, 0)
+    for _ in range(n + 2 - ys.rank):
+        ye = array_ops.expand_dims(ye, 0)
+    # X as [keep.., (fold.., c), p] and Y as [keep.., (fold.., c), q]: one matmul
+    # contracting the merged axis (transposed operands fold into XLA's dot).
+    xperm = keep + fold + [xq, xp]
+    yperm = keep + fold + [yc_, yq]
+    xt = xe if xperm == list(range(n + 2)) else array_ops.transpose(xe, xperm)
+    yt = ye if yperm == list(range(n + 2)) else array_ops.transpose(ye, yperm)
+    xm = array_ops.reshape(xt, [xd[i] for i in keep] + [-1, xd[xp]])
+    ym = array_ops.reshape(yt, [yd[i] for i in keep] + [-1, yd[yq]])
+    out = matmul(xm, ym, transpose_a=True)  # [keep.., p, q]
+    return out if out.shape.as_list() == ts.as_list() else array_ops.reshape(out, ts.as_list())
+
+
 @RegisterGradient("MatMul")
 def _matmul_grad(op, grad):
+    """With ``A = a`` (or its transpose) and ``B = b`` likewise, ``dA = G B^T`` and
+    ``dB = A^T G``, each written in its input's own layout; broadcast batch axes are
+    contracted inside one product (see `_contract`)."""
     a, b = op.inputs
     ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
-    if not ta and not tb:
-        return [matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)]
-    if not ta and tb:
-        return [matmul(grad, b), matmul(grad, a, transpose_a=True)]
-    if ta and not tb:
-        return [matmul(b, grad, transpose_b=True), matmul(a, grad)]
-    return [matmul(b, grad, transpose_a=True, transpose_b=True),
-            matmul(grad, a, transpose_a=True, transpose_b=True)]
+    # Axis of each operand holding k (contracted in the forward product) and of the
+    # gradient holding m (rows) and n (columns).
+    ak = -2 if ta else -1
+    bk = -1 if tb else -2
+    if not ta:  # da[m, k] = sum_n G[m, n] B[k, n]
+        da = _contract(grad, -1, b, -1 if bk == -2 else -2, a)
+    else:       # da[k, m] = sum_n B[k, n] G[m, n]
+        da = _contract(b, -1 if bk == -2 else -2, grad, -1, a)
+    if not tb:  # db[k, n] = sum_m A[m, k] G[m, n]
+        db = _contract(a, -2 if ak == -1 else -1, grad, -2, b)
+    else:       # db[n, k] = sum_m G[m, n] A[m, k]
+        db = _contract(grad, -2, a, -2 if ak == -1 else -1, b)
+    return [da, db]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):

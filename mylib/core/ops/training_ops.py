@@ -16,11 +16,13 @@ learning rate behaves as in Keras.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from mylib.core import dtypes as _dtypes
@@ -199,6 +201,12 @@ def _group_layout(tx, specs):
     return _Layout(treedef, sources, targets)
 
 
+def _is_wide(v):
+    """Whether `v` has a 64-bit (or complex128) dtype."""
+    dt = np.dtype(v.dtype) if hasattr(v, "dtype") else np.asarray(v).dtype
+    return dt.itemsize == 8 and dt.kind in "iuf" or dt.itemsize == 16
+
+
 def _apply_optax_lower(ctx, op, *inputs):
     a = op.attrs
     n = a["n_vars"]
@@ -223,43 +231,50 @@ def _apply_optax_lower(ctx, op, *inputs):
     params = [ctx.read_var(op, r) for r in var_refs]
     grads = [jnp.asarray(g).astype(p.dtype) for g, p in zip(grads, params)]
 
-    if a.get("clipnorm") is not None:
-        grads = [_clip_by_norm(g, a["clipnorm"]) for g in grads]
-    if a.get("global_clipnorm") is not None:
-        grads, _ = optax.clip_by_global_norm(a["global_clipnorm"]).update(
-            grads, optax.EmptyState())
-    if a.get("clipvalue") is not None:
-        c = a["clipvalue"]
-        grads = [jnp.clip(g, -c, c) for g in grads]
+    # optax's arithmetic on Python scalars (Adam's ``1 - beta ** count``) takes the
+    # default types of the scope it is traced in: where every value is 32-bit it is
+    # traced outside the 64-bit scope, as a hand-written optax step, so no float64
+    # work enters the step.
+    narrow = not any(_is_wide(v) for v in [lr, *params, *grads] +
+                     [ctx.read_var(op, r) for r in slot_refs])
+    with jax.enable_x64(False) if narrow else contextlib.nullcontext():
+        if a.get("clipnorm") is not None:
+            grads = [_clip_by_norm(g, a["clipnorm"]) for g in grads]
+        if a.get("global_clipnorm") is not None:
+            grads, _ = optax.clip_by_global_norm(a["global_clipnorm"]).update(
+                grads, optax.EmptyState())
+        if a.get("clipvalue") is not None:
+            c = a["clipvalue"]
+            grads = [jnp.clip(g, -c, c) for g in grads]
 
-    # One optax update over the whole group, as a hand-written optax loop does: state
-    # leaves that belong to one parameter (Adam's mu, nu) come from that variable's
-    # slots; leaves shared by all parameters (the step count) are read from the first
-    # variable's slot and written back to every variable's. Updating leaf by leaf
-    # would repeat the shared scalar work per variable, which doubles the step time of
-    # small models on CPU.
-    per_var_defs, per_var_refs = [], []
-    k = 0
-    for ref, p in zip(var_refs, params):
-        treedef = jax.tree.structure(
-            jax.eval_shape(tx.init, jax.ShapeDtypeStruct(p.shape, p.dtype)))
-        m = treedef.num_leaves
-        refs = slot_refs[k:k + m]
-        if len(refs) != m:
+        # One optax update over the whole group, as a hand-written optax loop does: state
+        # leaves that belong to one parameter (Adam's mu, nu) come from that variable's
+        # slots; leaves shared by all parameters (the step count) are read from the first
+        # variable's slot and written back to every variable's. Updating leaf by leaf
+        # would repeat the shared scalar work per variable, which doubles the step time of
+        # small models on CPU.
+        per_var_defs, per_var_refs = [], []
+        k = 0
+        for ref, p in zip(var_refs, params):
+            treedef = jax.tree.structure(
+                jax.eval_shape(tx.init, jax.ShapeDtypeStruct(p.shape, p.dtype)))
+            m = treedef.num_leaves
+            refs = slot_refs[k:k + m]
+            if len(refs) != m:
+                raise errors.InvalidArgumentError(
+                    f"ResourceApplyOptax: variable '{ref.key}' needs {m} slots, "
+                    f"got {len(refs)}", op=op)
+            k += m
+            per_var_defs.append(treedef)
+            per_var_refs.append(refs)
+        if k != len(slot_refs):
             raise errors.InvalidArgumentError(
-                f"ResourceApplyOptax: variable '{ref.key}' needs {m} slots, "
-                f"got {len(refs)}", op=op)
-        k += m
-        per_var_defs.append(treedef)
-        per_var_refs.append(refs)
-    if k != len(slot_refs):
-        raise errors.InvalidArgumentError(
-            f"ResourceApplyOptax: {len(slot_refs)} slots given, {k} used", op=op)
-    layout = _group_layout(tx, tuple((p.shape, p.dtype) for p in params))
-    leaves = [ctx.read_var(op, per_var_refs[i][j]) for i, j in layout.sources]
-    state = jax.tree.unflatten(layout.treedef, leaves)
-    updates, new_state = tx.update(grads, state, params, learning_rate=lr)
-    new_params = optax.apply_updates(params, updates)
+                f"ResourceApplyOptax: {len(slot_refs)} slots given, {k} used", op=op)
+        layout = _group_layout(tx, tuple((p.shape, p.dtype) for p in params))
+        leaves = [ctx.read_var(op, per_var_refs[i][j]) for i, j in layout.sources]
+        state = jax.tree.unflatten(layout.treedef, leaves)
+        updates, new_state = tx.update(grads, state, params, learning_rate=lr)
+        new_params = optax.apply_updates(params, updates)
     wd = a.get("weight_decay")
     for ref, p, new_p in zip(var_refs, params, new_params):
         if wd:
