@@ -271,6 +271,20 @@ class Dataset:
         return ds
 
     @staticmethod
+    def from_tensors(tensors):
+        """A dataset of one element: `tensors` (a structure of arrays, or graph tensors
+        read when an iterator's initializer runs)."""
+        def one(a):
+            if _is_tensor(a):
+                from mylib.core.ops.array_ops import expand_dims
+
+                return expand_dims(a, 0)
+            return np.asarray(a)[None]
+
+        return Dataset.from_tensor_slices(_map_structure(
+            one, _map_structure(_as_graph_or_array, tensors)))
+
+    @staticmethod
     def from_generator(generator, output_signature=None, output_types=None,
                        output_shapes=None, args=None):
         """Elements from ``generator(*args)`` (a callable returning an iterator, called

@@ -85,6 +85,14 @@ def test_placeholder_fed_initializer_with_two_arrays_and_batch_size_placeholder(
             np.testing.assert_array_equal(np.concatenate([g[1] for g in got]), Y2)
             with pytest.raises(tf.errors.InvalidArgumentError, match="placeholder"):
                 sess.run(it.initializer, {xp: X})
+        one = tf.data.Dataset.from_tensors((xp, yp)).make_initializable_iterator()
+        ox, oy = one.get_next()
+        assert ox.shape.as_list() == [None, 3]
+        with tf.Session() as sess:
+            sess.run(one.initializer, {xp: X, yp: Y})
+            np.testing.assert_array_equal(sess.run(ox), X)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(oy)
         with pytest.raises(ValueError, match="one-shot"):
             tf.data.Dataset.from_tensor_slices(xp).make_one_shot_iterator()
         with pytest.raises(TypeError, match="initializable"):
@@ -207,3 +215,27 @@ def test_monitored_training_session_stops_at_end_of_data():
                 last = sess.run(step)
                 n += 1
         assert n == 4 and last == pytest.approx(float(X.sum()))
+
+
+def test_concurrent_get_next_gives_each_element_once():
+    import threading
+
+    with tf.Graph().as_default():
+        v = tf.data.Dataset.range(200).make_one_shot_iterator().get_next()
+        got, lock = [], threading.Lock()
+        with tf.Session() as sess:
+            def work():
+                while True:
+                    try:
+                        a = int(sess.run(v))
+                    except tf.errors.OutOfRangeError:
+                        return
+                    with lock:
+                        got.append(a)
+
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+        assert sorted(got) == list(range(200))
