@@ -213,6 +213,9 @@ def _convert_feed(t, value):
             raise errors.InvalidArgumentError(
                 f"Cannot convert the value fed for '{t.name}' to an array: {e}") from None
         arr_dtype, shape = arr.dtype, arr.shape
+    if dt == _dtypes.string and getattr(arr_dtype, "kind", "") in "SU":
+        # bytes / str fed to a string tensor (a fetched string comes back as bytes)
+        arr_dtype, arr = np.dtype(object), np.asarray(arr, dtype=object)
     if arr_dtype != dt.np:
         if arr_dtype == object or arr_dtype.kind in "USV":
             raise errors.InvalidArgumentError(
