@@ -34,8 +34,8 @@ def test_loss_object_on_arrays_matches_keras(name, kwargs, sparse):
     for sw in (None, w):
         got = ours(y_true, y_pred, sample_weight=sw)
         assert not isinstance(got, ml.Tensor)
-        np.testing.assert_allclose(np.asarray(got), np.asarray(ref(y_true, y_pred, sample_weight=sw)),
-                                   rtol=1e-5, atol=1e-6)
+        want = ref(y_true, y_pred, sample_weight=sw)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
     if kwargs.get("reduction") != "none":
         assert float(ours(y_true, y_pred)) == pytest.approx(float(ref(y_true, y_pred)), rel=1e-5)
 

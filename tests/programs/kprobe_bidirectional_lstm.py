@@ -1,4 +1,5 @@
-"""A Keras 3 user program in the style of keras-io's 'Bidirectional LSTM on IMDB' (generated variable-length sequences).
+"""A Keras 3 user program in the style of keras-io's 'Bidirectional LSTM on IMDB'
+(generated variable-length sequences).
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_bidirectional_lstm.py

@@ -1,4 +1,6 @@
-"""A Keras 3 user program in the style of keras-io's callbacks (ModelCheckpoint .keras, EarlyStopping, ReduceLROnPlateau, TensorBoard, CSVLogger), load_model, feature extractors, fine-tuning, eager loss, plot_model's message.
+"""A Keras 3 user program in the style of keras-io's callbacks (ModelCheckpoint .keras,
+EarlyStopping, ReduceLROnPlateau, TensorBoard, CSVLogger), load_model, feature
+extractors, fine-tuning, eager loss, plot_model's message.
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_callbacks_saving.py
@@ -64,6 +66,10 @@ def main(epochs=30):
     l = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(y_test, logits)
     print("eager loss", type(l), float(l))
     assert abs(float(l) - results[0]) < 0.5
+    m = keras.metrics.SparseCategoricalAccuracy()
+    m.update_state(y_test, logits)
+    print("eager accuracy", float(m.result()))
+    assert abs(float(m.result()) - np.mean(logits.argmax(1) == y_test)) < 1e-6
     print(keras.ops.convert_to_numpy(keras.ops.softmax(logits[:2])))
     try:
         keras.utils.plot_model(model, to_file=os.path.join(tmp, "m.png"), show_shapes=True)

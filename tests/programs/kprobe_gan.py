@@ -1,7 +1,9 @@
-"""A Keras 3 user program in the style of keras-io's 'GAN overriding train_step' (two optimizers, custom compile; 2-D Gaussian data).
+"""A Keras 3 user program in the style of keras-io's 'GAN overriding train_step' (two
+optimizers, custom compile; 2-D Gaussian data).
 
-Only the import line (`from mylib import keras`) and the data differ from a Keras 3
-program. Run: python tests/programs/kprobe_gan.py
+Only the import line (`from mylib import keras`), the data and the gradient idiom
+(`ml.GradientTape` in place of the backend's tape, docs/compatibility_keras.md) differ
+from a Keras 3 program. Run: python tests/programs/kprobe_gan.py
 """
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""A Keras 3 user program in the style of keras-io's 'Simple MNIST convnet' (digits 8x8 in place of MNIST).
+"""A Keras 3 user program in the style of keras-io's 'Simple MNIST convnet' (digits 8x8 in
+place of MNIST).
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_mnist_convnet.py

@@ -1,4 +1,5 @@
-"""A Keras 3 user program in the style of keras-io's 'Structured data classification' (dict inputs, Normalization.adapt, CategoryEncoding, IntegerLookup, layers.concatenate).
+"""A Keras 3 user program in the style of keras-io's 'Structured data classification' (dict
+inputs, Normalization.adapt, CategoryEncoding, IntegerLookup, layers.concatenate).
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_structured_data.py

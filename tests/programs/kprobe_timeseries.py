@@ -1,4 +1,5 @@
-"""A Keras 3 user program in the style of keras-io's 'Timeseries forecasting' (timeseries_dataset_from_array + LSTM + EarlyStopping).
+"""A Keras 3 user program in the style of keras-io's 'Timeseries forecasting'
+(timeseries_dataset_from_array + LSTM + EarlyStopping).
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_timeseries.py

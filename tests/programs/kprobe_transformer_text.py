@@ -1,4 +1,5 @@
-"""A Keras 3 user program in the style of keras-io's 'Text classification with Transformer' (generated token sequences).
+"""A Keras 3 user program in the style of keras-io's 'Text classification with Transformer'
+(generated token sequences).
 
 Only the import line (`from mylib import keras`) and the data differ from a Keras 3
 program. Run: python tests/programs/kprobe_transformer_text.py

@@ -1,7 +1,9 @@
-"""A Keras 3 user program in the style of keras-io's 'Variational AutoEncoder' (digits), gradients with ml.GradientTape.
+"""A Keras 3 user program in the style of keras-io's 'Variational AutoEncoder' (digits),
+gradients with ml.GradientTape.
 
-Only the import line (`from mylib import keras`) and the data differ from a Keras 3
-program. Run: python tests/programs/kprobe_vae.py
+Only the import line (`from mylib import keras`), the data and the gradient idiom
+(`ml.GradientTape` in place of the backend's tape, docs/compatibility_keras.md) differ
+from a Keras 3 program. Run: python tests/programs/kprobe_vae.py
 """
 
 import numpy as np
