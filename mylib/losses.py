@@ -26,7 +26,7 @@ from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, clip_ops, math_ops, nn_ops
-from mylib.core.graph import name_scope
+from mylib.core.graph import _default_stack, name_scope
 from mylib.core.graph import Tensor
 from mylib.core.ops import (constant_ops, indexing_ops, reduction_ops)
 
@@ -313,6 +313,32 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     return total / math_ops.maximum(n, 1.0)
 
 
+def _has_symbolic(struct):
+    """Whether a `Tensor` or a `Variable` (anything with ``_as_tensor``) is in `struct`."""
+    if isinstance(struct, dict):
+        return any(_has_symbolic(v) for v in struct.values())
+    if isinstance(struct, (list, tuple)):
+        return any(_has_symbolic(v) for v in struct)
+    return isinstance(struct, Tensor) or hasattr(struct, "_as_tensor")
+
+
+def _run_on_arrays(fn, *args):
+    """``fn(*args)`` on array arguments (each made a constant, `None` kept), built in a
+    fresh private graph and run once by its `Session`; the result as a JAX array (Keras
+    3 on JAX returns JAX arrays)."""
+    import jax.numpy as jnp
+
+    from mylib.core.graph import Graph
+    from mylib.runtime.session import Session
+
+    graph = Graph()
+    with graph.as_default():
+        out = fn(*[None if a is None else convert_to_tensor(a) for a in args])
+    with Session(graph=graph) as sess:
+        value = sess.run(out)
+    return jnp.asarray(value)
+
+
 # ------------------------------------------------------------ classes
 class Loss:
     """Base of the loss classes: ``__call__(y_true, y_pred, sample_weight=None)`` returns
@@ -337,8 +363,16 @@ class Loss:
             f"{type(self).__name__} must implement `call` (abstract in the base class)")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-
-
+        """The reduced, weighted loss. On symbolic tensors it adds the loss ops to their
+        graph and returns a scalar `Tensor` (``reduction="none"``: per-sample losses).
+        On arrays (numpy / JAX arrays, Python numbers; no `Tensor` or `Variable` among
+        the arguments) outside graph building (no ``with graph.as_default():`` open, the
+        rule of `keras.random`) it computes at once, as Keras 3 does eagerly, and returns
+        a JAX array: the ops are built in a private graph and run by its own `Session`.
+        Inside ``with graph.as_default():`` array arguments still build ops (TensorFlow
+        1's graph mode)."""
+        if not _has_symbolic((y_true, y_pred, sample_weight)) and not _default_stack():
+            return _run_on_arrays(self.__call__, y_true, y_pred, sample_weight)
         with name_scope(self.name, values=[y_pred] if isinstance(y_pred, Tensor) else None):
             values = self.call(y_true, y_pred)
             return reduce_weighted_values(values, sample_weight, self.reduction)

@@ -46,3 +46,50 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(n for n in dir(_src) if not n.startswith("_")))
+
+
+# Keras's functional forms of the merge layers: `keras.layers.concatenate([a, b])` is
+# `Concatenate()([a, b])`, and so on (keras/src/layers/merging/*.py).
+def add(inputs, **kwargs):
+    """`Add(**kwargs)(inputs)`: the elementwise sum of a list of same-shape tensors."""
+    return _src.Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    """`Subtract(**kwargs)(inputs)`: `inputs[0] - inputs[1]` (exactly two tensors)."""
+    return _src.Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    """`Multiply(**kwargs)(inputs)`: the elementwise product of a list of tensors."""
+    return _src.Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    """`Average(**kwargs)(inputs)`: the elementwise mean of a list of tensors."""
+    return _src.Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    """`Maximum(**kwargs)(inputs)`: the elementwise maximum of a list of tensors."""
+    return _src.Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    """`Minimum(**kwargs)(inputs)`: the elementwise minimum of a list of tensors."""
+    return _src.Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """`Concatenate(axis=axis, **kwargs)(inputs)`: joins a list of tensors along `axis`."""
+    return _src.Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    """`Dot(axes=axes, **kwargs)(inputs)`: the dot product of two tensors along `axes`
+    (`normalize=True` L2-normalizes them first, giving cosine similarity)."""
+    return _src.Dot(axes=axes, **kwargs)(inputs)
+
+
+__all__ += ["add", "subtract", "multiply", "average", "maximum", "minimum",
+            "concatenate", "dot"]

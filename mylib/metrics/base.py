@@ -4,9 +4,11 @@ and the helpers the metric modules share."""
 
 from __future__ import annotations
 
+import functools
+
 from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
-from mylib.core.graph import GraphKeys, Tensor, get_default_graph
+from mylib.core.graph import Graph, GraphKeys, Tensor, _default_stack, get_default_graph
 from mylib.core.op_registry import convert_to_tensor
 from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
 from mylib.core.variables import Variable
@@ -28,11 +30,46 @@ def _float(x):
     return x if x.dtype == _dtypes.float32 else math_ops.cast(x, _dtypes.float32)
 
 
+def _has_symbolic(struct):
+    if isinstance(struct, dict):
+        return any(_has_symbolic(v) for v in struct.values())
+    if isinstance(struct, (list, tuple)):
+        return any(_has_symbolic(v) for v in struct)
+    return isinstance(struct, Tensor) or hasattr(struct, "_as_tensor")
+
+
+def _eager_method(fn):
+    """`fn` (a metric's `update_state` / `result` / `reset_state`) run at once on array
+    arguments outside graph building (see `Metric`); unchanged otherwise."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if _default_stack() or _has_symbolic((args, kwargs)):
+            return fn(self, *args, **kwargs)
+        if self._graph is None and fn.__name__ == "update_state":
+            self._eager = True
+            self._ensure_state(Graph())
+        if not getattr(self, "_eager", False):
+            return fn(self, *args, **kwargs)
+        return self._run_eagerly(fn, args, kwargs)
+
+    method._eager_wrapped = True
+    return method
+
+
 class Metric:
     """Base of the metrics: state Variables, `update_state`, `result`, `reset_state`.
 
     Subclasses declare state in `build_state` with `add_variable` and implement
     `update_state` (returning an `Operation`) and `result` (returning a `Tensor`).
+
+    Used on symbolic tensors (in a model, a `train_step`, a graph program) these add
+    ops. A metric whose first `update_state` gets arrays (numpy / JAX arrays, Python
+    numbers) outside graph building (no ``with graph.as_default():`` open) is an eager
+    metric, as in Keras 3: its state lives in a private graph and that graph's Keras
+    session; `update_state` runs at once (returns None), `result()` returns a JAX array
+    and `reset_state()` zeroes the state at once. Each argument signature (structure,
+    shapes, dtypes) is built once, on placeholders.
 
     Args:
       name: the metric's name (its variables live under this name scope).
@@ -98,8 +135,38 @@ class Metric:
                            read_value=False) for v in self._variables],
                 name=f"{self.name}_reset")
 
+    def _run_eagerly(self, fn, args, kwargs):
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        from mylib.runtime import keras_session
+
+        flat, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        arrays = [np.asarray(a) for a in flat]
+        key = (fn.__name__, treedef, tuple((a.shape, a.dtype.str) for a in arrays))
+        cache = self.__dict__.setdefault("_eager_steps", {})
+        if key not in cache:
+            g = self._graph
+            with g.as_default():
+                feeds = [array_ops.placeholder(_dtypes.as_dtype(a.dtype), shape=a.shape)
+                         for a in arrays]
+                a2, k2 = jax.tree_util.tree_unflatten(treedef, feeds)
+                cache[key] = (feeds, fn(self, *a2, **k2))
+        feeds, out = cache[key]
+        keras_session.ensure_initialized(self._variables)
+        value = keras_session.get_session(self._graph).run(
+            out, feed_dict=dict(zip(feeds, arrays)))
+        if fn.__name__ != "result":
+            return None
+        return jax.tree_util.tree_map(jnp.asarray, value)
+
     def __call__(self, *args, **kwargs):
         """`update_state`, then the result read after the update."""
+        if not _default_stack() and not _has_symbolic((args, kwargs)) and (
+                self._graph is None or getattr(self, "_eager", False)):
+            self.update_state(*args, **kwargs)
+            return self.result()
         op = self.update_state(*args, **kwargs)
         with self._graph.as_default(), self._graph.control_dependencies([op]):
             return self.result()
@@ -113,6 +180,19 @@ class Metric:
 
     def __repr__(self):
         return f"<ml.metrics.{type(self).__name__} name={self.name!r}>"
+
+
+Metric.reset_state = _eager_method(Metric.reset_state)
+
+
+def _wrap_subclass(cls, **kwargs):
+    for name in ("update_state", "result", "reset_state"):
+        fn = cls.__dict__.get(name)
+        if fn is not None and not getattr(fn, "_eager_wrapped", False):
+            setattr(cls, name, _eager_method(fn))
+
+
+Metric.__init_subclass__ = classmethod(_wrap_subclass)
 
 
 class Reduce(Metric):

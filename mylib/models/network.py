@@ -9,7 +9,8 @@ shape is known only from data.
 from __future__ import annotations
 
 from mylib.core.graph import Tensor
-from mylib.layers.base import InputLayer, Layer, flatten, keras_history, pack_like
+from mylib.layers.base import (InputLayer, Layer, _shape_tuple, flatten, keras_history,
+                               pack_like)
 
 
 def functional_nodes(inputs, outputs):
@@ -72,6 +73,13 @@ def replay(nodes, inputs, new_inputs, outputs, training):
     return [env[id(t)] for t in outputs]
 
 
+def _nested_shapes(struct):
+    """The shape tuples (None for unknown dims) of the tensors in `struct`, nested as
+    it is."""
+    shapes = [_shape_tuple(t) for t in flatten(struct)]
+    return shapes[0] if isinstance(struct, Tensor) else pack_like(struct, shapes)
+
+
 class GraphNetworkMixin:
     """What a functional model needs: `_init_graph_network` and `_run_graph`."""
 
@@ -121,6 +129,35 @@ class GraphNetworkMixin:
                     n, i = f"{base}_{i}", i + 1
                 names.append(n)
             self.output_names = names
+
+    # Keras's `model.input` / `output` / `input_shape` / `output_shape` of a built graph
+    # model are those of its own inputs and outputs (nested as given), not of the first
+    # call of the model as a layer; a model never built falls back to the layer's.
+    def _own_io(self, which):
+        flat = getattr(self, which, None)
+        if not flat:
+            return None
+        return getattr(self, f"_nested_{which}", None)
+
+    @property
+    def input(self):
+        own = self._own_io("inputs")
+        return own if own is not None else super().input
+
+    @property
+    def output(self):
+        own = self._own_io("outputs")
+        return own if own is not None else super().output
+
+    @property
+    def input_shape(self):
+        own = self._own_io("inputs")
+        return _nested_shapes(own) if own is not None else super().input_shape
+
+    @property
+    def output_shape(self):
+        own = self._own_io("outputs")
+        return _nested_shapes(own) if own is not None else super().output_shape
 
     def _run_graph(self, inputs, training=None):
         flat = flatten(inputs)

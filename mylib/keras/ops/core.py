@@ -15,6 +15,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib.core.ops import array_ops, control_flow_ops, math_ops
 from mylib.core.op_registry import convert_to_tensor as _to_tensor
+from mylib.core.variables import Variable as _Variable
 from mylib.keras.ops._dispatch import any_symbolic, is_symbolic, keras_op
 
 
@@ -45,10 +46,18 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
 def convert_to_numpy(x):
     """A numpy array of `x`.
 
+    A `Variable` (a layer weight, `optimizer.learning_rate`, a metric's state) gives
+    its current value in the Keras session of its graph, the values `fit` trains and
+    `get_weights` reads (as Keras 3 reads a variable's value).
+
     Raises:
       ValueError: for a symbolic tensor, whose value exists only when its graph runs
         (call the layer / model on arrays, or run it in a `Session`).
     """
+    if isinstance(x, _Variable):
+        from mylib.runtime import keras_session
+
+        return keras_session.get_values([x])[0]
     if is_symbolic(x):
         raise ValueError(f"convert_to_numpy: '{_to_tensor(x).name}' is a symbolic graph "
                          "tensor with no value yet; call the layer or model on arrays (or "
