@@ -795,10 +795,18 @@ class Model(GraphNetworkMixin, Layer):
                 # A short batch is padded up to a power of two (at most the batch
                 # size) and the outputs sliced back: one predict signature compiles
                 # at most 1 + log2(batch_size) programs whatever the data lengths.
-                batch = da.pad_batch(batch, da.bucket_size(real, batch_size))
-            out = self._call_step(fn, batch)
-            if real is not None and len(batch[0]) != real:
-                out = [None if o is None else np.asarray(o)[:real] for o in out]
+                padded = da.pad_batch(batch, da.bucket_size(real, batch_size))
+            else:
+                padded = batch
+            out = self._call_step(fn, padded)
+            if real is not None and len(padded[0]) != real:
+                size = len(padded[0])
+                if all(o is None or (np.ndim(o) and len(o) == size) for o in out):
+                    out = [None if o is None else np.asarray(o)[:real] for o in out]
+                else:
+                    # An output whose rows are not the samples' (a concatenation
+                    # along the batch axis, a batch reduction): run the batch as is.
+                    out = self._call_step(fn, batch)
             chunks.append(out)
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
