@@ -48,7 +48,10 @@ def sparse_categorical_accuracy(y_true, y_pred):
     if (y_true.shape.rank is not None and y_pred.shape.rank is not None
             and y_true.shape.rank == y_pred.shape.rank and y_true.shape.as_list()[-1] == 1):
         y_true = array_ops.squeeze(y_true, axis=[-1])
-    pred = reduction_ops.argmax(y_pred, axis=-1)
+    # int32 labels compare with int32 indices (the same values): no 64-bit op in a
+    # 32-bit step.
+    pred = reduction_ops.argmax(y_pred, axis=-1, output_type=_dtypes.int32
+                                if y_true.dtype == _dtypes.int32 else _dtypes.int64)
     if pred.dtype != y_true.dtype:
         pred = math_ops.cast(pred, y_true.dtype)
     return math_ops.cast(math_ops.equal(y_true, pred), _dtypes.float32)

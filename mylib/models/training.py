@@ -670,15 +670,16 @@ class Model(GraphNetworkMixin, Layer):
                 break
         return outs
 
-    def _test_loop(self, batches, ys, cb=None, sw_ndim=1, batch_size=None):
-        """Runs the test step over `batches` (feed lists [*xs, *ys, sw]).
+    def _test_loop(self, batches, ys, cb=None, sw_ndim=1, batch_size=None, weighted=True):
+        """Runs the test step over `batches` (feed lists [*xs, *ys, sw]; without `sw`
+        when not `weighted`: the step then weighs every sample 1 with no weight feed).
 
         A short batch (smaller than `batch_size`, default the first batch's size) runs
         padded to a power of two (at most that size) with rows that weigh nothing
         (see `step.build_step_graph`), so evaluating data of any length compiles at
         most ``1 + ceil(log2(batch_size))`` programs with the same results."""
-        test_fn = self._step_fn("test", ys, sw_ndim=sw_ndim)
-        loop_fn, k = self._loop_fn("test", ys, True, sw_ndim)
+        test_fn = self._step_fn("test", ys, weighted, sw_ndim=sw_ndim)
+        loop_fn, k = self._loop_fn("test", ys, weighted, sw_ndim)
         self._reset_metrics("test")
         if not self._custom_steps():
             # The built-in test step takes each batch's number of real rows (n_valid).
@@ -739,11 +740,15 @@ class Model(GraphNetworkMixin, Layer):
             self._custom_test_weighted = sample_weight is not None
             if n == 0:
                 raise ValueError("Expected at least one sample to evaluate; received 0.")
-            batches = da.array_feeds(xs, ys, sw, n, batch_size, steps)
+            # Without sample weights the built-in step weighs every sample 1 itself:
+            # no weight array to copy to the device each batch.
+            weighted = sample_weight is not None or self._custom_steps()
+            batches = da.array_feeds(xs, ys, sw if weighted else None, n, batch_size, steps)
             nsteps = steps or int(math.ceil(n / batch_size))
         cb = cbks.CallbackList(callbacks, model=self, verbose=verbose, steps=nsteps)
         logs = self._test_loop(batches, ys, cb, sw_ndim=sw.ndim,
-                               batch_size=None if da.is_stream(x) else batch_size)
+                               batch_size=None if da.is_stream(x) else batch_size,
+                               weighted=da.is_stream(x) or weighted)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         if return_dict:
@@ -966,14 +971,21 @@ class Model(GraphNetworkMixin, Layer):
 
 def _with_n_valid(batches, batch_size, pad):
     """Test-step feed lists with their number of real rows appended (the step's
-    ``n_valid``), short ones padded up to `da.bucket_size` when `pad`."""
+    ``n_valid``), short ones padded up to `da.bucket_size` when `pad`. Each distinct
+    ``n_valid`` goes to the device once per loop, not once per batch."""
+    import jax
+
+    on_device = {}
     for b in batches:
         real = len(b[0])
         if batch_size is None:
             batch_size = real
         if pad and real < batch_size:
             b = da.pad_batch(b, da.bucket_size(real, batch_size))
-        yield list(b) + [np.int32(real)]
+        nv = on_device.get(real)
+        if nv is None:
+            nv = on_device[real] = jax.device_put(np.int32(real))
+        yield list(b) + [nv]
 
 
 def _fit_options(batch_size, steps_per_epoch, validation_freq, shuffle):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins as _b
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -253,14 +254,17 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None, reducti
 
 # ---------------------------------------------------------------- ArgMax / ArgMin
 def _arg_kernel(fn):
+    # The indices are computed in `output_type` directly (no 64-bit index array cast
+    # to int32 afterwards, which would keep a 32-bit step in the 64-bit scope).
     def kernel(x, *, axis, output_type):
-        return fn(x, axis=axis).astype(_dtypes.as_dtype(output_type).np)
+        x = jnp.asarray(x)
+        return fn(x, axis % max(x.ndim, 1), _dtypes.as_dtype(output_type).np)
 
     return kernel
 
 
-ArgMax = OpDef("ArgMax", kernel=_arg_kernel(jnp.argmax))
-ArgMin = OpDef("ArgMin", kernel=_arg_kernel(jnp.argmin))
+ArgMax = OpDef("ArgMax", kernel=_arg_kernel(jax.lax.argmax))
+ArgMin = OpDef("ArgMin", kernel=_arg_kernel(jax.lax.argmin))
 NotDifferentiable("ArgMax")
 NotDifferentiable("ArgMin")
 
