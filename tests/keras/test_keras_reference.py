@@ -232,9 +232,12 @@ FN_CASES = [("mean_squared_error", REG_T, REG_P), ("mse", REG_T, REG_P),
 
 @pytest.mark.parametrize("name,yt,yp", FN_CASES, ids=[c[0] for c in FN_CASES])
 def test_loss_functions(name, yt, yp):
-    # the short names are aliases of Keras's `get`; `logcosh` (TF Keras 2) is not one
+    # the short names are aliases of Keras's `get`; `logcosh` (TF Keras 2) is not one.
+    # Keras's per-sample functions are those of the Keras face (`mylib.losses` also holds
+    # TF1's `tf.losses.mean_squared_error`), and `mylib.losses.get` of the name.
     want = keras.losses.get({"logcosh": "log_cosh"}.get(name, name))(yt, yp)
-    _close(_eval(lambda: getattr(mlosses, name)(yt, yp)), np.asarray(want), 1e-5, 1e-6)
+    _close(_eval(lambda: getattr(ml.keras.losses, name)(yt, yp)), np.asarray(want), 1e-5, 1e-6)
+    _close(_eval(lambda: mlosses.get(name)(yt, yp)), np.asarray(want), 1e-5, 1e-6)
 
 
 def test_loss_rank_alignment_and_per_timestep_weights():
