@@ -318,7 +318,7 @@ class Layer:
         g = flat[0].graph
         # Collectable: the ops live as long as something uses them (this layer's
         # nodes, a model, the user's tensors), then leave the graph.
-        with g.as_default(), self._call_name_scope(g), g.collectable():
+        with g.as_default(), self._call_name_scope(g), self._call_collectable(g):
             if not self.built:
                 shapes = [_shape_tuple(x) for x in flat]
                 shape = pack_like(inputs, shapes) if not isinstance(inputs, Tensor) else shapes[0]
@@ -362,6 +362,11 @@ class Layer:
             if isinstance(t, Tensor):
                 t._keras_history = (node, i)
         return outputs
+
+    def _call_collectable(self, g):
+        # The call's ops are collectable (freed with the layer and whatever uses them);
+        # TF1-style layers keep theirs as long as the graph, as TensorFlow 1 does.
+        return g.collectable()
 
     def _call_name_scope(self, g):
         # The name scope of the call's ops; TF1-style layers (mylib.layers.tf1_functions)

@@ -25,6 +25,8 @@ Differences from TF1: the moving variance is updated with the biased batch varia
 
 from __future__ import annotations
 
+import contextlib
+
 from mylib.core.graph import Tensor, get_default_graph
 from mylib.core import dtypes as _dtypes
 from mylib.core.ops import array_ops, math_ops, nn_ops
@@ -63,6 +65,11 @@ class _TF1Layer:
 
     def _call_name_scope(self, g):
         return g.name_scope(self._tf1_scope.original_name_scope)
+
+    def _call_collectable(self, g):
+        # TensorFlow 1's layer functions return only the output; what they add to
+        # collections (regularization losses, UPDATE_OPS) must outlive the layer object.
+        return contextlib.nullcontext()
 
     @property
     def scope_name(self):
