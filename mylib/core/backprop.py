@@ -90,11 +90,11 @@ class GradientTape:
             self._graph = g
         elif g is not self._graph:
             raise ValueError("GradientTape re-entered in another graph")
-        self._spans.append([len(g._ops), None])
+        self._spans.append([g._next_id, None])
         return self
 
     def __exit__(self, *exc):
-        self._spans[-1][1] = len(self._graph._ops)
+        self._spans[-1][1] = self._graph._next_id
 
     def _recording(self):
         return bool(self._spans) and self._spans[-1][1] is None
@@ -108,10 +108,10 @@ class GradientTape:
             if not t._recording():
                 raise ValueError("Tape.stop_recording() called while the tape is not "
                                  "recording")
-            t._spans[-1][1] = len(t._graph._ops)
+            t._spans[-1][1] = t._graph._next_id
 
         def __exit__(self, *exc):
-            self._tape._spans.append([len(self._tape._graph._ops), None])
+            self._tape._spans.append([self._tape._graph._next_id, None])
 
     def stop_recording(self):
         """A context in which ops are not recorded."""
@@ -120,7 +120,7 @@ class GradientTape:
     def reset(self):
         """Forgets what was recorded and watched (recording goes on if inside)."""
         rec = self._recording()
-        self._spans = [[len(self._graph._ops), None]] if rec else []
+        self._spans = [[self._graph._next_id, None]] if rec else []
         self._watched_tensors, self._watched_vars = [], {}
 
     def watch(self, tensor):
@@ -148,13 +148,14 @@ class GradientTape:
         return list(out.values())
 
     def _recorded(self, op):
-        return any(s <= op._id < (e if e is not None else len(self._graph._ops))
+        return any(s <= op._id < (e if e is not None else self._graph._next_id)
                    for s, e in self._spans)
 
     def _recorded_ops(self):
-        ops = self._graph._ops
-        for s, e in self._spans:
-            yield from ops[s:(e if e is not None else len(ops))]
+        # Op ids grow monotonically; the graph's op list may drop freed (collectable) ops.
+        for op in self._graph.get_operations():
+            if self._recorded(op):
+                yield op
 
     def _accessed_variables(self):
         by_handle = {}

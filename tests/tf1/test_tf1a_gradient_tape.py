@@ -101,3 +101,24 @@ def test_watch_rejects_int():
         with tf.GradientTape() as tape:
             with pytest.raises(ValueError, match="int32"):
                 tape.watch(tf.constant(1))
+
+
+def test_tape_records_after_freed_collectable_ops():
+    # Freed (collectable) ops leave the graph's op list while a tape records: the tape
+    # must still find exactly the ops built in its block.
+    import gc
+
+    g = tf.Graph()
+    with g.as_default():
+        with g.collectable():
+            for _ in range(5):
+                tf.constant(1.0) * 2.0  # freed at once
+        gc.collect()
+        w = tf.Variable(3.0)
+        with tf.GradientTape() as tape:
+            y = w * w
+        dw = tape.gradient(y, w)
+        assert tape.watched_variables() == [w] or [v.name for v in tape.watched_variables()] == [w.name]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(dw) == 6.0
