@@ -113,22 +113,17 @@ class GraphNetworkMixin:
         self._set_io_names()
 
     def _set_io_names(self):
+        # Keras names inputs and outputs by their layers (an `Input(name="thal")` is fed as
+        # "thal" even where the graph already held an op of that name and so called the
+        # placeholder "thal_1"); a tensor with no layer falls back to its op's name.
         if isinstance(self._nested_inputs, dict):
             self.input_names = list(sorted(self._nested_inputs))
         else:
-            self.input_names = [t.op.name for t in self.inputs]
+            self.input_names = _layer_names(self.inputs)
         if isinstance(self._nested_outputs, dict):
             self.output_names = list(sorted(self._nested_outputs))
         else:
-            names = []
-            for t in self.outputs:
-                h = keras_history(t)
-                n = h[0].layer.name if h is not None else t.op.name
-                base, i = n, 1
-                while n in names:
-                    n, i = f"{base}_{i}", i + 1
-                names.append(n)
-            self.output_names = names
+            self.output_names = _layer_names(self.outputs)
 
     # Keras's `model.input` / `output` / `input_shape` / `output_shape` of a built graph
     # model are those of its own inputs and outputs (nested as given), not of the first
@@ -178,3 +173,17 @@ def check_layer(layer):
     if not isinstance(layer, Layer):
         raise TypeError(f"The added layer must be an instance of class Layer. "
                         f"Received: layer={layer!r} of type {type(layer)}.")
+
+
+def _layer_names(tensors):
+    """The names of the layers that made `tensors` (the op's name where none did), made
+    unique by a `_1`, `_2` suffix in order."""
+    names = []
+    for t in tensors:
+        h = keras_history(t)
+        n = h[0].layer.name if h is not None else t.op.name
+        base, i = n, 1
+        while n in names:
+            n, i = f"{base}_{i}", i + 1
+        names.append(n)
+    return names

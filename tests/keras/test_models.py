@@ -83,6 +83,24 @@ def test_functional_multi_input_output_lists_and_dicts():
         ml.Model(a, y2)
 
 
+def test_inputs_are_named_by_their_layers_when_the_graph_renamed_the_placeholder():
+    """A dict of data is keyed by the names given to `Input`, as in Keras, even where the
+    graph already held an op of that name (a model built earlier in the same program)."""
+    g = ml.Graph()
+    with g.as_default():
+        ml.placeholder("float32", [None, 1], name="thal")
+        thal = L.Input(shape=(1,), name="thal")
+        age = L.Input(shape=(1,), name="age")
+        assert thal.op.name == "thal_1"
+        out = L.Dense(1, name="out")(L.Concatenate()([thal, age]))
+        m = ml.Model([thal, age], out)
+        assert m.input_names == ["thal", "age"]
+        T, A = np.ones((4, 1), np.float32), np.full((4, 1), 3.0, np.float32)
+        k, b = m.get_weights()
+        got = m.predict({"thal": T, "age": A}, verbose=0)
+        np.testing.assert_allclose(got, np.concatenate([T, A], 1) @ k + b, rtol=1e-5)
+
+
 def test_nested_model_as_layer():
     inner = ml.Sequential([L.Input(shape=(3,)), L.Dense(2, name="inner_dense")])
     x = L.Input(shape=(3,))
