@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.tensor_shape import TensorShape
+from mylib.core.vjp import apply_vjp, forward_with_vjp, same_forward
 
 
 def prune(fetch_tensors, target_ops, feeds):
@@ -148,21 +149,52 @@ def _kernel_attrs(op):
 
 def prepare(ops, fed=()):
     """Per-op data that `interpret` needs, computed once per step (or function graph):
-    ``(op, kernel, lower, kernel_attrs, outputs_fed)`` in execution order."""
+    ``(op, kernel, lower, kernel_attrs, outputs_fed, shared)`` in execution order.
+
+    `shared` pairs a VJP op with the op it differentiates when both are in `ops`
+    (``("forward", op)`` on the forward op, ``("vjp", forward_op)`` on the VJP op): the
+    forward op then runs once under `jax.vjp` and the VJP op reuses its residuals, where
+    it would otherwise run the forward computation again (a whole `lax.scan` for an RNN).
+    """
     fed = set(fed)
+    shared = _shared_vjps(ops)
     prepared = []
     for op in ops:
         od = op.op_def
         outs_fed = [o in fed for o in op.outputs]
-        prepared.append((op, od.kernel, od.lower, _kernel_attrs(op), outs_fed))
+        prepared.append((op, od.kernel, od.lower, _kernel_attrs(op), outs_fed,
+                         shared.get(op)))
     return prepared
+
+
+def _shared_vjps(ops):
+    """``{op: ("forward", op) or ("vjp", forward_op)}`` for the VJP ops of `ops` whose
+    forward op is in `ops` too (first such op in order)."""
+    vjps = [op for op in ops if op.type == "VJP"]
+    if not vjps:
+        return {}
+    candidates = {}
+    for op in ops:
+        od = op.op_def
+        if od.kernel is not None and od.lower is None and op.type != "VJP":
+            candidates.setdefault((op.type, len(op.inputs)), []).append(op)
+    shared = {}
+    for v in vjps:
+        a = v.attrs
+        for f in candidates.get((a["forward_type"], a["n_inputs"]), ()):
+            if same_forward(v, f):
+                shared[v] = ("vjp", f)
+                shared[f] = ("forward", f)
+                break
+    return shared
 
 
 def interpret(prepared, env, ctx):
     """Runs the ops of `prepare(...)` in order, reading inputs from and writing outputs
     to `env` (a dict Tensor -> value). Stateful ops go through `ctx`. Used for a step and
     for the function graphs of control flow (cond branches, loop bodies)."""
-    for op, kernel, lower, kattrs, outs_fed in prepared:
+    residuals = {}  # forward op -> what its VJP op needs (this run's values only)
+    for op, kernel, lower, kattrs, outs_fed, shared in prepared:
         if op.outputs and all(outs_fed):
             # Every output is fed: the feed replaces the op's computation (a fed
             # placeholder or read reached only through a control edge included).
@@ -172,7 +204,14 @@ def interpret(prepared, env, ctx):
         try:
             if lower is not None:
                 out = lower(ctx, op, *args)
-            else:
+            elif shared is None:
+                out = kernel(*args, **kattrs)
+            elif shared[0] == "forward":
+                dmask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
+                out, residuals[op] = forward_with_vjp(args, op.type, kattrs.items(), dmask)
+            elif shared[1] in residuals:
+                out = apply_vjp(residuals[shared[1]], args[kattrs["n_inputs"]:])
+            else:  # the forward op's outputs were all fed: run the forward pass here
                 out = kernel(*args, **kattrs)
         except errors.OpError as e:
             if e.op is None:

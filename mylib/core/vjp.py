@@ -13,14 +13,16 @@ import jax.numpy as jnp
 from mylib.core.op_registry import OpDef, TensorSpec, get_op_def
 from mylib.core.ops import constant_ops
 
-__all__ = ["VJP", "generic_vjp"]
+__all__ = ["VJP", "apply_vjp", "forward_with_vjp", "generic_vjp", "same_forward"]
 
 
-def _vjp_kernel(*args, forward_type, forward_attrs, n_inputs, diff_mask):
+def forward_with_vjp(xs, forward_type, forward_attrs, diff_mask):
+    """Runs the kernel of `forward_type` on `xs` with `jax.vjp` with respect to the
+    inputs `diff_mask` marks. Returns ``(outputs, saved)``; `apply_vjp(saved, cts)`
+    gives those inputs' gradients, reusing the forward pass's residuals."""
     fwd = get_op_def(forward_type).kernel
     attrs = dict(forward_attrs)
-    xs = list(args[:n_inputs])
-    cts = args[n_inputs:]
+    xs = list(xs)
     diff_idx = [i for i, m in enumerate(diff_mask) if m]
 
     def f(*dx):
@@ -30,11 +32,23 @@ def _vjp_kernel(*args, forward_type, forward_attrs, n_inputs, diff_mask):
         return fwd(*full, **attrs)
 
     out, vjp = jax.vjp(f, *[xs[i] for i in diff_idx])
+    return out, (out, vjp)
+
+
+def apply_vjp(saved, cts):
+    """The input gradients of a `forward_with_vjp` call for output cotangents `cts` (one
+    per output, cast to the output's dtype)."""
+    out, vjp = saved
     if isinstance(out, (tuple, list)):
         ct = type(out)(jnp.asarray(c, o.dtype) for c, o in zip(cts, out))
     else:
         ct = jnp.asarray(cts[0], out.dtype)
     return tuple(vjp(ct))
+
+
+def _vjp_kernel(*args, forward_type, forward_attrs, n_inputs, diff_mask):
+    _, saved = forward_with_vjp(args[:n_inputs], forward_type, forward_attrs, diff_mask)
+    return apply_vjp(saved, args[n_inputs:])
 
 
 VJP = OpDef("VJP", kernel=_vjp_kernel)
@@ -59,3 +73,30 @@ def generic_vjp(op, out_grads, forward_type=None):
     res = list(res) if isinstance(res, tuple) else [res]
     it = iter(res)
     return [next(it) if m else None for m in diff_mask]
+
+
+def same_forward(vjp_op, op):
+    """Whether `vjp_op` (a VJP op) differentiates `op` itself: same op type, the very
+    same input tensors and equal attrs. A step holding both can run `op` once with
+    `forward_with_vjp` and give `vjp_op` its residuals instead of running it again."""
+    a = vjp_op.attrs
+    n = a["n_inputs"]
+    if op.type != a["forward_type"] or len(op.inputs) != n:
+        return False
+    if any(x is not y for x, y in zip(op.inputs, vjp_op.inputs[:n])):
+        return False
+    mine = sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_"))
+    theirs = a["forward_attrs"]
+    if len(mine) != len(theirs):
+        return False
+    for (k1, v1), (k2, v2) in zip(mine, theirs):
+        if k1 != k2:
+            return False
+        if v1 is v2:
+            continue
+        try:
+            if not bool(v1 == v2):
+                return False
+        except Exception:  # array-valued attrs compare elementwise: not the same op
+            return False
+    return True
