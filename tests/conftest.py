@@ -22,3 +22,15 @@ def jax_x64():
     scope would silently be 32-bit."""
     with jax.enable_x64(True):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_default_graph_after_finalize():
+    """A test that finalizes the global default graph (a TF1 program's
+    `MonitoredTrainingSession`, as TensorFlow does) hands the next test a new one: the
+    finalized graph would refuse every op the next test creates."""
+    yield
+    import mylib as ml
+
+    if ml.get_default_graph().finalized:
+        ml.reset_default_graph()

@@ -773,8 +773,17 @@ def get_collection_ref(key):
 
 
 def set_random_seed(seed):
-    """Sets the graph-level random seed of the default graph (TF1 `set_random_seed`)."""
-    get_default_graph().seed = seed
+    """Sets the graph-level random seed of the default graph (TF1 `set_random_seed`).
+
+    Random ops created from here on without an op seed take op seeds 1, 2, ... in
+    creation order, counted from this call (as TensorFlow 2's `tf.random.set_seed`
+    resets its counter): the same construction after the same seed draws the same
+    values, whatever the graph held before. TensorFlow 1 derives them from the graph's
+    op count instead, which agrees with this on a fresh graph."""
+    g = get_default_graph()
+    with g._lock:
+        g.seed = seed
+        g._last_op_seed = 0
 
 
 def _graph_of(values):

@@ -247,3 +247,25 @@ def test_determinism_bit_identical_across_processes(tmp_path):
     assert len(outs[0].files) == 4
     for k in outs[0].files:
         assert outs[0][k].tobytes() == outs[1][k].tobytes()
+
+
+def test_set_random_seed_fixes_initial_weights_whatever_was_built_before():
+    """After `set_random_seed(s)` the same model starts from the same weights, however
+    many random ops the process created before (as Keras 3 and TensorFlow 2 do)."""
+    def build():
+        m = ml.Sequential([ml.layers.Input((4,)), ml.layers.Dense(8, "relu"),
+                           ml.layers.Dropout(0.5), ml.layers.Dense(3)])
+        return m.get_weights()
+
+    ml.config.set_random_seed(5)
+    first = build()
+    for _ in range(3):  # other models and random ops in between
+        ml.Sequential([ml.layers.Input((2,)), ml.layers.Dense(5)]).get_weights()
+        ml.random.uniform([2])
+    ml.config.set_random_seed(5)
+    second = build()
+    ml.config.set_random_seed(6)
+    third = build()
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[0], third[0])

