@@ -42,7 +42,7 @@ PUBLIC_NAMES = [
     "dropout", "dtypes", "einsum", "elu", "enable_eager_execution", "enable_v2_behavior", "equal",
     "erf", "errors", "executing_eagerly", "exp", "expand_dims", "expm1", "eye", "fill",
     "fixed_size_partitioner", "flags", "float16", "float32", "float64", "floor", "floor_div",
-    "floordiv", "floormod", "gather", "gather_nd", "gelu", "get_collection", "get_collection_ref",
+    "floordiv", "floormod", "foldl", "foldr", "gather", "gather_nd", "gelu", "get_collection", "get_collection_ref",
     "get_default_graph", "get_default_session", "get_local_variable", "get_op_def", "get_seed",
     "get_variable", "get_variable_scope", "gfile", "global_norm", "global_variables",
     "global_variables_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",

@@ -57,7 +57,7 @@ from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,
                                       assert_negative, assert_non_negative,
                                       assert_non_positive, assert_none_equal, assert_positive,
                                       assert_rank, assert_type, check_numerics)
-from mylib.core.ops.control_flow_ops import case, cond, map_fn, scan, while_loop
+from mylib.core.ops.control_flow_ops import case, cond, foldl, foldr, map_fn, scan, while_loop
 from mylib.core.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
 from mylib.core.ops import linalg_ops, segment_ops, sequence_ops
 from mylib.core.ops.image_ops import random_crop
@@ -91,7 +91,7 @@ __all__ = [
     "Assert", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
     "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_type", "check_numerics",
-    "case", "cond", "map_fn", "scan", "while_loop", "tuple",
+    "case", "cond", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
     "random_crop", "TensorArray",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__

@@ -355,3 +355,48 @@ def test_tensor_from_inside_branch_cannot_leak():
         ml.cond(p, f, lambda: ml.constant(0.0))
         with pytest.raises(ValueError, match="cannot be used outside"):
             box[0] + ml.constant(1.0)
+
+
+def test_foldl_foldr_values_and_gradients():
+    """`foldl`/`foldr` give `scan`'s last accumulator (with and without initializer,
+    structured accumulators) and their gradients match `jax.grad`."""
+    rs = np.random.RandomState(1)
+    xv = rs.randn(5, 3)
+    wv = rs.randn(3)
+    g = ml.Graph()
+    with g.as_default():
+        x = ml.placeholder(ml.float64, [5, 3])
+        w = ml.Variable(wv)
+        left = ml.foldl(lambda a, e: ml.tanh(a * w + e), x,
+                        initializer=ml.zeros([3], ml.float64))
+        right = ml.foldr(lambda a, e: a * 0.5 + e, x)
+        pair = ml.foldl(lambda a, e: (a[0] + e, a[1] * 2.0), x,
+                        initializer=(ml.zeros([3], ml.float64), ml.ones([], ml.float64)))
+        gw, gx = ml.gradients(ml.reduce_sum(left * left) + ml.reduce_sum(right), [w, x])
+        with ml.Session() as s:
+            s.run(ml.global_variables_initializer())
+            lv, rv, pv, gwv, gxv = s.run([left, right, pair, gw, gx], {x: xv})
+
+    def ref_left(w_, x_):
+        a, _ = jax.lax.scan(lambda a, e: (jnp.tanh(a * w_ + e), None), jnp.zeros(3), x_)
+        return a
+
+    def ref_right(x_):
+        a, _ = jax.lax.scan(lambda a, e: (a * 0.5 + e, None), x_[-1], x_[:-1], reverse=True)
+        return a
+
+    def ref_loss(w_, x_):
+        return jnp.sum(ref_left(w_, x_) ** 2) + jnp.sum(ref_right(x_))
+
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(lv, ref_left(wv, xv), rtol=1e-12)
+        np.testing.assert_allclose(rv, ref_right(xv), rtol=1e-12)
+        r = xv[-1]
+        for row in xv[-2::-1]:
+            r = r * 0.5 + row
+        np.testing.assert_allclose(rv, r, rtol=1e-12)
+        np.testing.assert_allclose(pv[0], xv.sum(0), rtol=1e-12)
+        assert pv[1] == 32.0
+        np.testing.assert_allclose(gwv, jax.grad(ref_loss, 0)(wv, xv), rtol=1e-10)
+        np.testing.assert_allclose(gxv, jax.grad(ref_loss, 1)(wv, xv), rtol=1e-10)
+    assert left.shape.as_tuple() == (3,)

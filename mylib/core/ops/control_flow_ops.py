@@ -687,14 +687,52 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
     Returns:
       The accumulator structure with each tensor stacked: [n, ...].
     """
+    _warn_back_prop("scan", back_prop)
+    return _accumulate(fn, elems, initializer, reverse, unroll, name or "scan", "scan",
+                       stacked=True)
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None, *, unroll=1):
+    """The final accumulator of ``a = fn(a, x)`` over the leading axis of `elems`, as
+    `tf.foldl`: `scan` without the stacked history, so a loop whose intermediate
+    accumulators nothing reads does not keep them (nor, differentiated, their
+    cotangents).
+
+    Args:
+      fn: callable ``fn(accumulator, element) -> accumulator``.
+      elems: a tensor or (nested) structure of tensors with a common leading dim `n`.
+      initializer: initial accumulator (structure); if None, the first element of
+        `elems` is, and the loop runs over the rest.
+      unroll: steps unrolled per loop iteration (`lax.scan`'s `unroll`). Not in
+        `tf.foldl`.
+      parallel_iterations, swap_memory, back_prop: as for `scan`.
+    Returns:
+      The accumulator structure after the last element.
+    """
+    _warn_back_prop("foldl", back_prop)
+    return _accumulate(fn, elems, initializer, False, unroll, name or "foldl", "foldl",
+                       stacked=False)
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None, *, unroll=1):
+    """`foldl` from the last element to the first, as `tf.foldr` (with no
+    `initializer`, the last element is the initial accumulator)."""
+    _warn_back_prop("foldr", back_prop)
+    return _accumulate(fn, elems, initializer, True, unroll, name or "foldr", "foldr",
+                       stacked=False)
+
+
+def _accumulate(fn, elems, initializer, reverse, unroll, name, what, stacked):
+    """`scan` (``stacked``: every accumulator, stacked) or `foldl`/`foldr` (the last)."""
     if not (isinstance(unroll, bool) or (isinstance(unroll, int) and unroll >= 1)):
-        raise ValueError(f"scan: `unroll` must be True, False or a positive int. "
+        raise ValueError(f"{what}: `unroll` must be True, False or a positive int. "
                          f"Received: unroll={unroll!r}")
     unroll = 1 if unroll is False else unroll
-    _warn_back_prop("scan", back_prop)
-    tensors, etree, especs = _elem_specs(elems, "scan")
+    tensors, etree, especs = _elem_specs(elems, what)
     g = get_default_graph()
-    with g.name_scope(name or "scan"):
+    with g.name_scope(name):
         if initializer is None:
             init_leaves = [t[-1] if reverse else t[0] for t in tensors]
             run_elems = [t[:-1] if reverse else t[1:] for t in tensors]
@@ -706,22 +744,24 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
         init = [convert_to_tensor(v) for v in ileaves]
         ispecs = _tree.tree_unflatten(itree, [TensorSpec(t.shape, t.dtype) for t in init])
         especs_tree = _tree.tree_unflatten(etree, especs)
-        fg = build_function(fn, (ispecs, especs_tree), "scan_fn", unpack=True)
+        fg = build_function(fn, (ispecs, especs_tree), f"{what}_fn", unpack=True)
         if len(fg.outputs) != len(init):
             raise errors.InvalidArgumentError(
-                f"scan: fn returns {len(fg.outputs)} tensors for an accumulator of "
+                f"{what}: fn returns {len(fg.outputs)} tensors for an accumulator of "
                 f"{len(init)} ({itree})" + _where())
         paths = _paths(init_struct)
         for i, (a, o) in enumerate(zip(init, fg.outputs)):
             if a.dtype != o.dtype or not a.shape.is_compatible_with(o.shape):
                 raise errors.InvalidArgumentError(
-                    f"scan: accumulator {i} (initializer{paths[i]}) is "
+                    f"{what}: accumulator {i} (initializer{paths[i]}) is "
                     f"{a.dtype.name} {_fmt(a.shape)} but fn returns {o.dtype.name} "
                     f"{_fmt(o.shape)} "
                     "for it" + _where())
         ext, var_inputs, keys, stateful = _external_inputs([fg])
-        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, True, reverse,
-                      unroll)
+        op = _scan_op(fg, init, run_elems, ext, var_inputs, keys, stateful, stacked,
+                      reverse, unroll)
+        if not stacked:
+            return _tree.tree_unflatten(itree, op.outputs[:len(init)])
         ys = op.outputs[len(init):]
         if initializer is None:
             ys = [array_ops.concat([y, array_ops.expand_dims(i0, 0)] if reverse else
@@ -792,4 +832,4 @@ def tuple_(tensors, control_inputs=None, name=None):
     return out
 
 
-__all__ = ["cond", "case", "while_loop", "scan", "map_fn"]
+__all__ = ["cond", "case", "while_loop", "scan", "foldl", "foldr", "map_fn"]
