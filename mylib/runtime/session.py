@@ -520,13 +520,15 @@ class Session:
 
         def call(*vals):
             # One plan per feed shapes (the session's LRU bounds them): a new shape
-            # looks its plan up again.
-            if not box or box[0].key[2] != _shapes(vals):
-                box[:] = [self._plan(tuple(leaves), feed_keys, vals)]
-                owned.add(box[0].key)
-            if box[0].segmented is not None:
-                return self._execute_with_options(box[0], vals, None, None)
-            return execute(box[0], vals)
+            # looks its plan up again. The hot path of every fit/predict step.
+            plan = box[0] if box else None
+            if plan is None or plan.key[2] != _shapes(vals):
+                plan = self._plan(tuple(leaves), feed_keys, vals)
+                box[:] = [plan]
+                owned.add(plan.key)
+            if plan.segmented is not None:
+                return self._execute_with_options(plan, vals, None, None)
+            return execute(plan, vals)
 
         def release():
             # Frees the compiled plans (callers with bounded caches evict with them).
@@ -952,7 +954,10 @@ def _x64_mode(on):
 
 def _shapes(vals):
     """The feed shapes of a plan key (dtypes are fixed by the feed tensors)."""
-    return tuple(np.shape(v) for v in vals)
+    try:
+        return tuple([v.shape for v in vals])  # arrays: the hot path
+    except AttributeError:
+        return tuple(np.shape(v) for v in vals)
 
 
 class _NoLoop(Exception):
