@@ -443,7 +443,7 @@ class BatchStream:
             yield el
 
 
-def executions(steps, k):
+def executions(steps, k, split_last=True):
     """Groups an epoch's ``(step, feed list)`` pairs into executions of k consecutive
     batches (the last one of an epoch may hold fewer): yields ``(first step, last step,
     calls)``, `calls` a list of ``(stacked, feeds)``. ``stacked`` feeds hold several
@@ -453,7 +453,8 @@ def executions(steps, k):
     is stacked too (one more program, the same every epoch), the rest (a short last
     batch) one call each. Elsewhere a group whose shapes change runs batch by batch:
     a loop program per run length would compile without bound on data of varied
-    shapes."""
+    shapes. With ``split_last=False`` the last group runs one batch per call (no
+    program of its length)."""
     if k == 1:
         for step, batch in steps:
             yield step, step, ((False, batch),)
@@ -467,7 +468,8 @@ def executions(steps, k):
             yield first, step, _calls(group, False)
             group = []
     if group:
-        yield first, first + len(group) - 1, _calls(group, True)
+        yield first, first + len(group) - 1, (
+            _calls(group, True) if split_last else [(False, b) for b in group])
 
 
 def _calls(group, may_split):

@@ -542,14 +542,15 @@ class Session:
         owned = self._plans_owned_by(call)
         return call
 
-    def make_device_loop_callable(self, fetches, feed_list):
+    def make_device_loop_callable(self, fetches, feed_list, all_steps=False):
         """`make_device_callable` for k steps per call: ``call(*stacked_feeds)`` takes
         each feed value with a leading axis of k steps (every step the same shapes)
         and runs the k steps as one compiled `lax.scan` over the plan's step, the
         written variables carried from step to step (their buffers donated). Returns
-        the LAST step's fetches (device arrays, None for operations). Random ops draw
-        what k separate runs would. k is read from the feeds; each distinct k compiles
-        once, and the program's size does not depend on it.
+        the LAST step's fetches (device arrays, None for operations), or with
+        `all_steps` every step's, stacked on a leading axis of k (as `predict` needs).
+        Random ops draw what k separate runs would. k is read from the feeds; each
+        distinct k compiles once, and the program's size does not depend on it.
 
         Plans that cannot run as one loop (host ops or several devices, a strategy's
         step, variables written but not read) run the single-step program k times:
@@ -569,15 +570,20 @@ class Session:
                 owned.add(box[0].key)
             plan = box[0]
             if plan.loop is not False:
-                outs = self._execute_loop(plan, stacked, k)
+                outs = self._execute_loop(plan, stacked, k, all_steps)
                 if outs is not None:
                     return outs
+            steps = []
             for i in range(k):
                 vals = [v[i] for v in stacked]
                 if plan.segmented is not None:
                     outs = self._execute_with_options(plan, vals, None, None)
                 else:
                     outs = self._execute(plan, vals)
+                steps.append(outs)
+            if all_steps:
+                return [None if o is None else np.stack([np.asarray(s[j]) for s in steps])
+                        for j, o in enumerate(outs)]
             return outs
 
         owned = self._plans_owned_by(call)
@@ -607,11 +613,11 @@ class Session:
         step, n_out, uses_rng = plan.step, plan.n_tensor_fetches, plan.uses_rng
         rw_at = [plan.written_keys.index(k) for k in plan.rw_keys]
 
-        def loop(rw, ro, feeds, counters, k):
+        def loop(rw, ro, feeds, counters, k, all_steps=False):
             with x64():  # traced in the 64-bit scope even when lowered outside it
-                return _loop(rw, ro, feeds, counters, k)
+                return _loop(rw, ro, feeds, counters, k, all_steps)
 
-        def _loop(rw, ro, feeds, counters, k):
+        def _loop(rw, ro, feeds, counters, k, all_steps):
             def body(carry, xs):
                 feed_vals, counter = xs
                 outs = step(*carry, *ro, *feed_vals, *((counter,) if uses_rng else ()))
@@ -623,16 +629,20 @@ class Session:
                 return new, tuple(outs[:n_out])
 
             carry, ys = jax.lax.scan(body, rw, (feeds, counters), length=k)
+            if all_steps:
+                return tuple(ys), carry
             # Only the last step's fetches are returned: XLA keeps the stacked
             # per-step values of small fetches (metrics) and drops the rest.
             return tuple(None if y is None else y[-1] for y in ys), carry
 
-        return jax.jit(loop, static_argnames="k", donate_argnums=() if _NO_DONATE else (0,))
+        return jax.jit(loop, static_argnames=("k", "all_steps"),
+                       donate_argnums=() if _NO_DONATE else (0,))
 
     @with_x64
-    def _execute_loop(self, plan, stacked, k):
+    def _execute_loop(self, plan, stacked, k, all_steps=False):
         """Runs k steps of `plan` as one loop program; None when the plan turns out
-        not to loop (nothing has run then, and the caller runs single steps)."""
+        not to loop (nothing has run then, and the caller runs single steps). Returns
+        the last step's fetches, or with `all_steps` every step's, stacked [k, ...]."""
         if plan.loop is None:
             plan.loop = self._loop_fn(plan)
             if plan.loop is False:
@@ -657,7 +667,8 @@ class Session:
                 # Lowered outside the 64-bit scope where the step allows it (see
                 # _execute): the loop counter of the k steps is then int32.
                 with _x64_mode(not plan.x32):
-                    last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
+                    last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k,
+                                          all_steps=all_steps)
             except _NoLoop:  # raised while tracing: nothing ran, nothing was donated
                 plan.loop = False
                 if plan.uses_rng:
