@@ -55,9 +55,11 @@ _LOOP = textwrap.dedent("""
 def test_dropped_models_free_ops_variables_and_programs():
     """Build, fit, evaluate, predict and drop models in a loop (a sweep, a notebook)
     without `clear_session`: the graph, the session's values and plans stay bounded and
-    RSS grows by well under 1 MiB a model (it grew ~11 MiB a model, and the graph by
-    ~220 ops, when dropped models kept everything)."""
-    n = 10
+    RSS grows by well under 2 MiB a model (it grew ~11 MiB a model, and the graph by
+    ~220 ops, when dropped models kept everything; a quiet run is flat within +-3 MiB,
+    but under a loaded machine the allocator's arenas moved the fit up to 1.1 MiB a
+    model over 10 models)."""
+    n = 14
     out = subprocess.run([sys.executable, "-c", _LOOP, str(n)], cwd=_ROOT, timeout=600,
                          capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": _ROOT})
@@ -68,7 +70,7 @@ def test_dropped_models_free_ops_variables_and_programs():
     assert ops.max() == ops.min() and values.max() == values.min(), (ops, values)
     assert plans.max() <= plans.min() + 2, plans
     slope = np.polyfit(np.arange(n), rss, 1)[0]  # MiB per model, least squares
-    assert slope < 1.0, (slope, rss)
+    assert slope < 2.0, (slope, rss)
 
 
 def test_dropped_functional_model_leaves_the_graph():
