@@ -804,6 +804,11 @@ class Model(GraphNetworkMixin, Layer):
         ``1 + ceil(log2(batch_size))`` programs. Each sample's outputs depend on that
         sample only (as for any inference graph without layers that mix the batch).
 
+        On arrays of at least 16 full batches (or with ``compile(steps_per_execution=k)``)
+        groups of 16 (k) full batches run as one compiled loop: one program more, far
+        fewer calls; callbacks that hook every batch turn this off (they then see every
+        batch, one call each). `evaluate` does the same.
+
         `verbose` is accepted for Keras compatibility: predict shows no progress bar
         (1 or 2 warns once).
 
