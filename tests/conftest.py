@@ -34,3 +34,33 @@ def _fresh_default_graph_after_finalize():
 
     if ml.get_default_graph().finalized:
         ml.reset_default_graph()
+
+
+@pytest.fixture
+def compiled_steps(monkeypatch):
+    """Records each compiled step the Session runs with its arguments and whether it
+    was called inside the 64-bit scope; `hlo(i)` compiles call i the same way."""
+    import mylib.runtime.session as _session_mod
+
+    calls = []
+    real = _session_mod.compile_step
+
+    def recording(*a, **k):
+        cs = real(*a, **k)
+        fn = cs.fn
+
+        def call(*args):
+            calls.append((fn, args, bool(jax.config.jax_enable_x64)))
+            return fn(*args)
+
+        cs.fn = call
+        return cs
+
+    monkeypatch.setattr(_session_mod, "compile_step", recording)
+
+    def hlo(i):
+        fn, args, wide = calls[i]
+        with jax.enable_x64(wide):
+            return fn.lower(*args).compile().as_text()
+
+    return calls, hlo

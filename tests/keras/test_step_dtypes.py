@@ -10,35 +10,6 @@ import numpy as np
 import pytest
 
 import mylib as ml
-import mylib.runtime.session as session_mod
-
-
-@pytest.fixture
-def compiled(monkeypatch):
-    """Records each compiled step the Session runs with its arguments and whether it
-    was called inside the 64-bit scope; `hlo(i)` compiles call i the same way."""
-    calls = []
-    real = session_mod.compile_step
-
-    def recording(*a, **k):
-        cs = real(*a, **k)
-        fn = cs.fn
-
-        def call(*args):
-            calls.append((fn, args, bool(jax.config.jax_enable_x64)))
-            return fn(*args)
-
-        cs.fn = call
-        return cs
-
-    monkeypatch.setattr(session_mod, "compile_step", recording)
-
-    def hlo(i):
-        fn, args, wide = calls[i]
-        with jax.enable_x64(wide):
-            return fn.lower(*args).compile().as_text()
-
-    return calls, hlo
 
 
 def _lm(vocab=50):
@@ -62,8 +33,8 @@ def _s64_opcodes(text):
     return ops
 
 
-def test_lstm_lm_training_step_has_no_64_bit_work(compiled):
-    calls, hlo = compiled
+def test_lstm_lm_training_step_has_no_64_bit_work(compiled_steps):
+    calls, hlo = compiled_steps
     rng = np.random.default_rng(0)
     x = rng.integers(0, 50, (8, 7)).astype(np.int32)
     y = rng.integers(0, 50, (8, 7)).astype(np.int32)
@@ -84,10 +55,10 @@ def test_lstm_lm_training_step_has_no_64_bit_work(compiled):
     assert model.optimizer.iterations.dtype.name == "int64"
 
 
-def test_64_bit_tensors_stay_64_bit_in_a_loop(compiled):
+def test_64_bit_tensors_stay_64_bit_in_a_loop(compiled_steps):
     """A graph that asks for int64 and float64 inside a loop keeps them (run in the
     64-bit scope)."""
-    calls, hlo = compiled
+    calls, hlo = compiled_steps
     g = ml.Graph()
     with g.as_default():
         x = ml.placeholder("float64", [3])
