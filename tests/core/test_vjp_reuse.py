@@ -9,7 +9,6 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import mylib as ml
 
