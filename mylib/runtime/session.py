@@ -667,8 +667,11 @@ class Session:
                 # Lowered outside the 64-bit scope where the step allows it (see
                 # _execute): the loop counter of the k steps is then int32.
                 with _x64_mode(not plan.x32):
-                    last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k,
-                                          all_steps=all_steps)
+                    if all_steps:
+                        last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k,
+                                              all_steps=True)
+                    else:  # fit's hot path: the call signature it always had
+                        last, new = plan.loop(rw, ro, tuple(stacked), counts, k=k)
             except _NoLoop:  # raised while tracing: nothing ran, nothing was donated
                 plan.loop = False
                 if plan.uses_rng:
