@@ -413,14 +413,17 @@ def build_custom_step(model, mode, ys, y_struct, feed_weights, sw_ndim, pass_wei
         x = model._nested_inputs
         y = pack_like(y_struct, targets) if targets else None
         data = pack_x_y_sample_weight(x, y, sw if pass_weights else None)
-        n0 = len(g.get_operations())
+        # Ops created from here on: by creation number (`Graph.version` counts every op
+        # ever created), not by position in the op list, which freed collectable ops of
+        # dropped models leave while the step is being built.
+        v0 = g.version
         try:
             with collect_call_effects() as fx:
                 object.__setattr__(model, "_keras_step_effects", fx)
                 logs = method(data)
         finally:
             object.__setattr__(model, "_keras_step_effects", None)
-        new_ops = g.get_operations()[n0:]
+        new_ops = [op for op in g.get_operations() if op._id >= v0]
         names, results = flatten_logs(logs, f"{type(model).__name__}.{mode}_step")
         inits = {id(v.initializer) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES) +
                  g.get_collection(GraphKeys.LOCAL_VARIABLES)

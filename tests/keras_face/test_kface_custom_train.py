@@ -326,3 +326,37 @@ def test_learning_rate_can_be_set_between_fits():
     assert float(ml.keras.backend.get_session(model.graph).run(opt.learning_rate)) == 0.0
     with pytest.raises(ValueError, match="schedule"):
         opt.learning_rate = keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+
+
+def test_custom_train_step_finds_its_updates_while_dropped_models_are_freed():
+    """Ops of a dropped model leave the graph's op list when Python frees them, which
+    may happen while a custom `train_step` is being built: the step still finds every
+    op it created (an optimizer update missed that way left the weights unchanged)."""
+    import gc
+    import warnings
+
+    dropped = [keras.Sequential([keras.Input((3,)), layers.Dense(4), layers.Dense(2)])]
+    dropped[0].predict(np.ones((2, 3), np.float32), verbose=0)
+
+    class Model(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            loss = ops.mean(ops.square(self(x, training=True) - y))
+            dropped.clear()  # the other model's ops go while this step is built
+            gc.collect()
+            tv = self.trainable_variables
+            self.optimizer.apply(ml.gradients(loss, tv), tv)
+            return {"loss": loss}
+
+    inp = keras.Input((3,))
+    model = Model(inp, layers.Dense(1)(inp))
+    model.compile(optimizer=keras.optimizers.SGD(0.1))
+    x = R.normal(size=(32, 3)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+    w0 = model.get_weights()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "built no optimizer update"
+        model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    sess = ml.keras.backend.get_session(model.graph)
+    assert int(sess.run(model.optimizer.iterations)) == 8
+    assert not np.allclose(w0[0], model.get_weights()[0])
