@@ -135,3 +135,41 @@ def run_flax_classifier(model, example, x, y, batch, epochs, lr):
 
     times, params = hand_loop(step, params, state, x, y, batch, epochs)
     return times, float(jax.jit(loss_fn)(params, x, y))
+
+
+def tf_python(path=None):
+    """The Python that runs the Keras 3 on TensorFlow rows: `path` (a benchmark's
+    ``--tf-python``), else this interpreter when it can import tensorflow, else None.
+    That Python needs tensorflow, keras and this project's benchmark dependencies."""
+    import importlib.util
+    import sys
+
+    if path:
+        return path
+    return sys.executable if importlib.util.find_spec("tensorflow") else None
+
+
+def keras_tf_runner(python, module, **kwargs):
+    """A `compare` runner for a Keras 3 on TensorFlow row: each call runs
+    ``module.keras_tf_row(keras, epochs=..., **kwargs)`` in a new process of `python`
+    (`_keras_tf_worker.py`), so the first epoch includes TensorFlow's tracing as the
+    other rows' first epoch includes compilation. Returns (None, None) without a
+    TensorFlow Python; a failing worker raises with its stderr's last lines."""
+    import json
+    import os
+    import subprocess
+
+    def run(epochs):
+        if python is None:
+            return None, None
+        worker = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "_keras_tf_worker.py")
+        p = subprocess.run([python, worker, module, json.dumps(dict(kwargs, epochs=epochs))],
+                           capture_output=True, text=True, timeout=3600)
+        if p.returncode:
+            raise RuntimeError(f"Keras on TensorFlow worker failed ({p.returncode}):\n"
+                               + "\n".join(p.stderr.splitlines()[-15:]))
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        return out["times"], out["loss"]
+
+    return run

@@ -1,8 +1,12 @@
 """Training throughput of the two convnets of issue 13 on CPU: mylib `fit` against a
-hand-written `jax.jit` + flax + optax loop and Keras 3 on JAX (where installed), in one
-process run. TensorFlow is not installed here, so Keras 3 on TensorFlow has no row.
+hand-written `jax.jit` + flax + optax loop, Keras 3 on JAX (where installed) and Keras 3
+on TensorFlow (where a Python with TensorFlow is given or this one has it), in one run.
 
     python benchmarks/convnets.py [--model A B] [--epochs 3] [--repeats 3] [--n 256]
+                                  [--tf-python PATH]
+
+Keras on TensorFlow runs in a process of its own per repeat (`_keras_tf_worker.py`:
+Keras picks one backend per process), started from this one between the other rows.
 
 - A: Conv2D(64, 5) -> MaxPool(2) -> Conv2D(128, 5) -> MaxPool(2) -> Dense(256) ->
   Dense(10) on 32x32x3 images.
@@ -30,7 +34,8 @@ import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
 from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
-                      keras_timer_callback, mylib_timer_callback)
+                      keras_tf_runner, keras_timer_callback, mylib_timer_callback,
+                      tf_python)
 
 BATCH, LR, MOMENTUM = 32, 0.01, 0.9
 # (kind, size): ("conv", (filters, kernel)), ("pool", None), ("dense", units)
@@ -113,8 +118,8 @@ def run_mylib(spec, x, y, epochs):
     return timer.times, h.history["loss"][-1]
 
 
-def run_keras(spec, x, y, epochs):
-    keras = keras_jax()
+def run_keras(spec, x, y, epochs, keras=None):
+    keras = keras or keras_jax()
     if keras is None:
         return None, None
     timer = EpochTimer()
@@ -126,15 +131,25 @@ def run_keras(spec, x, y, epochs):
     return timer.times, h.history["loss"][-1]
 
 
+def keras_tf_row(keras, model, n, epochs):
+    """The Keras 3 on TensorFlow row (run by `_keras_tf_worker.py`)."""
+    x, y = data(n)
+    return run_keras(SPECS[model], x, y, epochs, keras=keras)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", nargs="+", default=["A", "B"], choices=sorted(SPECS))
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--n", type=int, default=256)
+    p.add_argument("--tf-python", help="a Python with tensorflow and keras for the Keras "
+                   "on TensorFlow rows (default: this one if it has tensorflow)")
     args = p.parse_args(argv)
     x, y = data(args.n)
-    print(f"jax {jax.__version__}, devices {jax.devices()}; TensorFlow: not installed")
+    tf_py = tf_python(args.tf_python)
+    print(f"jax {jax.__version__}, devices {jax.devices()}; Keras on TensorFlow: "
+          f"{tf_py or 'no Python with TensorFlow given'}")
     for name in args.model:
         spec = SPECS[name]
         compare(f"convnet {name}, batch {BATCH}, SGD momentum", len(x), [
@@ -142,6 +157,8 @@ def main(argv=None):
              functools.partial(run_flax, spec, x, y)),
             ("mylib Model.fit", functools.partial(run_mylib, spec, x, y)),
             ("Keras 3 (JAX) Model.fit", functools.partial(run_keras, spec, x, y)),
+            ("Keras 3 (TensorFlow) Model.fit",
+             keras_tf_runner(tf_py, "convnets", model=name, n=args.n)),
         ], args.epochs, args.repeats)
 
 
