@@ -1,15 +1,16 @@
 """Training throughput of a word-level LSTM language model (issue 13's workload): mylib
-`fit` against a hand-written `jax.jit` + optax loop and Keras 3 on JAX (where
-installed), in one process run.
+`fit` against a hand-written `jax.jit` + optax loop, Keras 3 on JAX (where installed)
+and Keras 3 on TensorFlow (where a Python with TensorFlow is given or this one has it),
+in one run (Keras on TensorFlow in a process of its own per repeat).
 
     python benchmarks/word_lm.py [--epochs 3] [--repeats 3] [--windows 1024]
+                                 [--tf-python PATH]
 
 Model: Embedding(5,001, 128) -> LSTM(256, return_sequences=True) -> Dense(5,001) over
 every step, predicting the next word at each of 20 steps; sparse softmax cross-entropy
 from logits, Adam 1e-3, batch 32. Data: the word-level text of the Python documentation
 (`pydoc_data.topics`), the 5,000 most frequent words plus one out-of-vocabulary id;
-`--windows` windows of 20 words. TensorFlow is not installed here, so Keras 3 on
-TensorFlow has no row.
+`--windows` windows of 20 words.
 
 The hand-written baseline is a pure JAX LSTM (`lax.scan` over time, the input
 projection of every step as one matmul before the loop, Keras' gate order and
@@ -32,7 +33,8 @@ import optax  # noqa: E402
 
 import mylib as ml  # noqa: E402
 from _harness import (EpochTimer, compare, hand_loop, keras_jax,  # noqa: E402
-                      keras_timer_callback, mylib_timer_callback)
+                      keras_tf_runner, keras_timer_callback, mylib_timer_callback,
+                      tf_python)
 
 VOCAB, EMB, UNITS, SEQ, BATCH, LR = 5001, 128, 256, 20, 32, 1e-3
 
@@ -130,8 +132,8 @@ def run_mylib(x, y, epochs):
     return timer.times, h.history["loss"][-1]
 
 
-def run_keras(x, y, epochs):
-    keras = keras_jax()
+def run_keras(x, y, epochs, keras=None):
+    keras = keras or keras_jax()
     if keras is None:
         return None, None
     timer = EpochTimer()
@@ -145,15 +147,25 @@ def run_keras(x, y, epochs):
     return timer.times, h.history["loss"][-1]
 
 
+def keras_tf_row(keras, windows, epochs):
+    """The Keras 3 on TensorFlow row (run by `_keras_tf_worker.py`)."""
+    x, y = data(windows)
+    return run_keras(x, y, epochs, keras=keras)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--windows", type=int, default=1024)
+    p.add_argument("--tf-python", help="a Python with tensorflow and keras for the Keras "
+                   "on TensorFlow row (default: this one if it has tensorflow)")
     args = p.parse_args(argv)
     x, y = data(args.windows)
+    tf_py = tf_python(args.tf_python)
     print(f"jax {jax.__version__}, devices {jax.devices()}, vocab {VOCAB}, "
-          f"{len(x)} windows of {SEQ} words; TensorFlow: not installed")
+          f"{len(x)} windows of {SEQ} words; Keras on TensorFlow: "
+          f"{tf_py or 'no Python with TensorFlow given'}")
     compare(f"word LSTM LM (emb {EMB}, LSTM {UNITS} all steps, Dense {VOCAB}, "
                    f"seq {SEQ}), batch {BATCH}", len(x), [
                        ("jax.jit + optax (hand-written)", lambda e: run_jax(x, y, e)),
@@ -161,6 +173,8 @@ def main(argv=None):
                         lambda e: run_jax(x, y, e, project_in_loop=True)),
                        ("mylib Model.fit", lambda e: run_mylib(x, y, e)),
                        ("Keras 3 (JAX) Model.fit", lambda e: run_keras(x, y, e)),
+                       ("Keras 3 (TensorFlow) Model.fit",
+                        keras_tf_runner(tf_py, "word_lm", windows=args.windows)),
                    ], args.epochs, args.repeats)
 
 
