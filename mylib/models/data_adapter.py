@@ -478,9 +478,24 @@ def _calls(group, may_split):
     while run < len(group) and [a.shape for a in group[run]] == shape0:
         run += 1
     if run > 1 and (run == len(group) or may_split):
-        calls = [(True, [_stack(parts) for parts in zip(*group[:run])])]
+        calls = [(True, stack_batches(group[:run]))]
         return calls + [(False, b) for b in group[run:]]
     return [(False, b) for b in group]
+
+
+def stack_batches(group):
+    """The feed list of same-shape batches `group` stacked on a new leading axis. For
+    consecutive batches cut by `array_feeds` from the same arrays, each stacked feed
+    is a reshaped slice of its array (a view; no per-batch check or copy)."""
+    b0, bn = group[0], group[-1]
+    if type(b0) is _Slices and type(bn) is _Slices and b0.src is bn.src:
+        size = b0.hi - b0.lo
+        if bn.lo - b0.lo == (len(group) - 1) * size and all(
+                type(b) is _Slices and b.src is b0.src and b.lo == b0.lo + i * size
+                for i, b in enumerate(group)):
+            return [a[b0.lo:bn.hi].reshape((len(group), size) + a.shape[1:])
+                    for a in b0.src]
+    return [_stack(parts) for parts in zip(*group)]
 
 
 def _stack(parts):
@@ -499,14 +514,21 @@ def _stack(parts):
     return np.stack(parts)
 
 
+class _Slices(list):
+    """A feed list of rows ``lo:hi`` of the arrays `src` (the list `array_feeds` cut
+    it from), so that `stack_batches` can stack consecutive ones as one slice."""
+
+    __slots__ = ("src", "lo", "hi")
+
+
 def array_feeds(xs, ys, sw, n, batch_size, steps=None):
     """Feed lists of consecutive batches of arrays, one pass (the first `steps`)."""
     stop = n if steps is None else min(n, int(steps) * batch_size)
+    src = list(xs) + list(ys) + ([] if sw is None else [sw])
     for lo in range(0, stop, batch_size):
-        hi = lo + batch_size
-        b = [a[lo:hi] for a in xs] + [a[lo:hi] for a in ys]
-        if sw is not None:
-            b.append(sw[lo:hi])
+        hi = min(lo + batch_size, n)
+        b = _Slices(a[lo:hi] for a in src)
+        b.src, b.lo, b.hi = src, lo, hi
         yield b
 
 
@@ -553,8 +575,9 @@ class ArrayEpochs:
         xs, ys, sw, n, bs, shuffle, weighted = self.args
         order = batch_order(n, bs) if shuffle == "batch" else (
             np.random.permutation(n) if shuffle else None)
-        if order is not None:
-            xs, ys, sw = [a[order] for a in xs], [a[order] for a in ys], sw[order]
+        if order is not None:  # sample weights gathered only when they are fed
+            xs, ys = [a[order] for a in xs], [a[order] for a in ys]
+            sw = sw[order] if weighted else None
         return array_feeds(xs, ys, sw if weighted else None, n, bs)
 
     def _endless(self):

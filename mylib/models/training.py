@@ -886,7 +886,7 @@ class Model(GraphNetworkMixin, Layer):
             group.append(batch)
             if len(group) == k:
                 cb.on_predict_batch_begin(step)
-                out = loop(*[da._stack(parts) for parts in zip(*group)])
+                out = loop(*da.stack_batches(group))
                 # Kept on the device (read once, at the end): the next group's call
                 # is dispatched while this one runs.
                 out = [None if o is None else o.reshape((-1,) + tuple(o.shape[2:]))

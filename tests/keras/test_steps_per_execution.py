@@ -304,3 +304,29 @@ def test_stacked_batches_of_one_array_are_a_view():
     np.testing.assert_array_equal(_stack(other), np.stack(other))
     strided = [base[i:i + 5, :2] for i in range(0, 20, 5)]  # not C-contiguous
     np.testing.assert_array_equal(_stack(strided), np.stack(strided))
+
+
+def test_stack_batches_equals_np_stack_and_views_consecutive_slices():
+    """Consecutive batches cut by `array_feeds` stack as one reshaped slice of each
+    array (no copy); any other group is stacked by copying, with the same values."""
+    from mylib.models import data_adapter as da
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 3, 2)).astype(np.float32)
+    y = rng.integers(0, 4, 50).astype(np.int32)
+    sw = rng.random(50).astype(np.float32)
+    batches = list(da.array_feeds([x], [y], sw, 50, 8))
+    assert [len(b[0]) for b in batches] == [8] * 6 + [2]
+    for group in (batches[0:3], batches[2:6], batches[1:2]):
+        got = da.stack_batches(group)
+        want = [np.stack(parts) for parts in zip(*group)]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        assert all(np.shares_memory(g, a) for g, a in zip(got, (x, y, sw)))
+    shuffled = [batches[3], batches[1]]  # not consecutive: copied, same values
+    got = da.stack_batches(shuffled)
+    for g, parts in zip(got, zip(*shuffled)):
+        np.testing.assert_array_equal(g, np.stack(parts))
+    other = [[a.copy() for a in b] for b in batches[:2]]  # plain lists
+    for g, parts in zip(da.stack_batches(other), zip(*other)):
+        np.testing.assert_array_equal(g, np.stack(parts))
