@@ -306,8 +306,47 @@ class Variable:
     # of numpy trying to convert the variable element by element.
     __array_priority__ = 100
 
+    def numpy(self):
+        """The variable's current value as a numpy array, read from the session that
+        holds it: its graph's Keras session (layer and model weights), else the
+        default session when that one has a value for it. (TensorFlow 1 has no
+        `numpy()` in graph mode; Keras 3's variables have it.)
+
+        Raises:
+          FailedPreconditionError: no session holds a value for the variable (run
+            its initializer, or use ``session.run(variable)``).
+        """
+        for read in _value_readers:
+            value = read(self)
+            if value is not None:
+                return value
+        from mylib import errors
+
+        raise errors.FailedPreconditionError(
+            f"Cannot read the value of variable '{self.name}': no session holds it. "
+            "Initialize it and use `session.run(variable)` (TensorFlow 1) or build its "
+            "layer or model first (Keras).")
+
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(f"Cannot convert the variable '{self.name}' to numpy: run it in a Session.")
+        value = self.numpy()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+
+# Functions ``read(variable) -> numpy array or None`` that find a variable's value in
+# a session (the runtime registers them: the core does not import the runtime).
+_value_readers = []
+
+
+def register_value_reader(read):
+    """Adds `read` to the functions `Variable.numpy()` asks, in order."""
+    if read not in _value_readers:
+        _value_readers.append(read)
 
 
 def _binop(name):

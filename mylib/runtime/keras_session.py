@@ -14,8 +14,8 @@ import weakref
 import jax.numpy as jnp
 import numpy as np
 
-from mylib.core.graph import get_default_graph, reset_default_graph
-from mylib.core.variables import variables_initializer
+from mylib.core.graph import get_default_graph, get_default_session, reset_default_graph
+from mylib.core.variables import register_value_reader, variables_initializer
 from mylib.core.x64 import with_x64
 from mylib.runtime.session import Session
 from mylib.runtime.variable_store import host_value
@@ -74,6 +74,26 @@ def ensure_initialized(variables):
             # A one-shot callable: its plan leaves the session's cache with it, so
             # the initializer op is freed (and with it nothing the model needs).
             sess.make_callable(op)()
+
+
+def _read_held_value(v):
+    """`v`'s value as numpy: from the default session when it is of `v`'s graph and
+    holds a value for it (TensorFlow 1 code reading inside its session), else from
+    the graph's Keras session for weights that Keras layers or optimizers made (their
+    initializers run first if needed, as `get_weights` does); None otherwise."""
+    parts = _shards(v) or [v]
+    sess = get_default_session()
+    if sess is not None and not sess.closed and sess.graph is v.graph:
+        vals = [sess.variable_value(p._key) for p in parts]
+        if all(a is not None for a in vals):
+            vals = [np.array(host_value(a)) for a in vals]
+            return vals[0] if len(vals) == 1 else np.concatenate(vals, axis=0)
+    if hasattr(v, "_keras_trainable") or v.graph in _sessions:
+        return get_values([v])[0]
+    return None
+
+
+register_value_reader(_read_held_value)
 
 
 def get_values(variables):
