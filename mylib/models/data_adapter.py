@@ -443,7 +443,7 @@ class BatchStream:
             yield el
 
 
-def executions(steps, k, split_last=True):
+def executions(steps, k, split_last=True, pad_last=None):
     """Groups an epoch's ``(step, feed list)`` pairs into executions of k consecutive
     batches (the last one of an epoch may hold fewer): yields ``(first step, last step,
     calls)``, `calls` a list of ``(stacked, feeds)``. ``stacked`` feeds hold several
@@ -454,7 +454,9 @@ def executions(steps, k, split_last=True):
     batch) one call each. Elsewhere a group whose shapes change runs batch by batch:
     a loop program per run length would compile without bound on data of varied
     shapes. With ``split_last=False`` the last group runs one batch per call (no
-    program of its length)."""
+    program of its length). `pad_last(group)`, when given, may return the last group
+    (or a group of k whose last batch is short) as k batches of one shape (padded with
+    batches that change nothing): it then runs as one stacked call."""
     if k == 1:
         for step, batch in steps:
             yield step, step, ((False, batch),)
@@ -465,9 +467,18 @@ def executions(steps, k, split_last=True):
             first = step
         group.append(batch)
         if len(group) == k:
-            yield first, step, _calls(group, False)
+            padded = None
+            if pad_last is not None and [a.shape for a in group[-1]] != [
+                    a.shape for a in group[0]]:
+                padded = pad_last(group)  # k batches, the last one short
+            yield first, step, (_calls(group, False) if padded is None
+                                else [(True, stack_batches(padded))])
             group = []
     if group:
+        padded = None if pad_last is None else pad_last(group)
+        if padded is not None:
+            yield first, first + len(group) - 1, [(True, stack_batches(padded))]
+            return
         yield first, first + len(group) - 1, (
             _calls(group, True) if split_last else [(False, b) for b in group])
 

@@ -229,13 +229,16 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
             valid = math_ops.cast(valid_b, "float32")
             sw = sw * (valid if sw_ndim == 1 else array_ops.expand_dims(valid, -1))
             batch = math_ops.cast(n_valid, "float32")
+            # A step of padding alone (n_valid 0: evaluate's last loop call padded to
+            # k) adds nothing: its losses are 0 / 1, weighted 0.
+            divisor = math_ops.maximum(batch, constant_ops.constant(1.0))
             masks = [m if m is None else
                      math_ops.logical_and(math_ops.cast(m, "bool"), _expand_to(valid_b, m))
                      for m in masks]
         else:
-            batch = math_ops.cast(array_ops.shape(sw)[0], "float32")
+            batch = divisor = math_ops.cast(array_ops.shape(sw)[0], "float32")
         info = {"batch_reduced": False}
-        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks,
+        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, divisor, masks,
                                              info)
         if mode == "test":
             # A loss that reduces the batch itself would see the padding rows, and so

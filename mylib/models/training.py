@@ -15,6 +15,7 @@ Input handling (arrays, weights, validation_split, datasets, epoch feeds) lives 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -721,10 +722,14 @@ class Model(GraphNetworkMixin, Layer):
             exact = step_lib.for_mode(self._tracking, "test").get("exact_padding", False)
             batches = _with_n_valid(batches, batch_size, exact)
         names = self._mode_names("test")
+        pad_last = None
+        if k > 1 and batch_size is not None and not self._custom_steps() and exact:
+            pad_last = functools.partial(_pad_test_group, loop_fn, k, batch_size)
         if cb is not None:
             cb.on_test_begin()
         outs = None
-        for first, last, calls in da.executions(enumerate(batches), k, split_last):
+        for first, last, calls in da.executions(enumerate(batches), k, split_last,
+                                                pad_last):
             if cb is not None:
                 cb.on_test_batch_begin(first)
             for stacked, b in calls:
@@ -873,29 +878,56 @@ class Model(GraphNetworkMixin, Layer):
 
     def _predict_runs(self, batches, batch_size, k, cb, chunks):
         """Runs each group of k consecutive full batches of `batches` through the
-        predict loop (appending its outputs to `chunks`); yields the batches left (the
-        last, short one, and the full ones after the last whole group)."""
+        predict loop (appending its outputs to `chunks`); yields the batches left to
+        run one per call.
+
+        The batches after the last whole group (the full ones left and the short last
+        one, padded to a full batch) run as one more call of the same loop, padded to
+        k with copies of the last batch, when they are at least k / 2 and the loop's
+        steps write no variable and draw no random numbers (the copies then change
+        nothing; no program of another length is compiled). Otherwise, and when an
+        output's rows are not the batch's samples, they are yielded."""
         loop = self._fns["predict_loop"]
-        group, step = [], 0
+        group, step, rows_ok = [], 0, False
+
+        def run(group, real_rows):
+            nonlocal step, rows_ok
+            m = len(group)
+            cb.on_predict_batch_begin(step)
+            raw = loop(*da.stack_batches(group + [group[-1]] * (k - m)))
+            rows_ok = all(o is None or (o.ndim >= 2 and o.shape[1] == batch_size)
+                          for o in raw)
+            # Kept on the device (read once, at the end): the next group's call is
+            # dispatched while this one runs.
+            out = [None if o is None else
+                   (o if m == k else o[:m]).reshape((-1,) + tuple(o.shape[2:]))
+                   for o in raw]
+            if real_rows != m * batch_size:
+                out = [None if o is None else o[:real_rows] for o in out]
+            chunks.append(out)
+            step += m
+            cb.on_predict_batch_end(step - 1, {"outputs": out})
+
+        def rest(short):
+            m = len(group) + (short is not None)
+            pure = getattr(loop, "steps_are_pure", None)
+            if m and 2 * m >= k and rows_ok and pure is not None and pure():
+                real = len(group) * batch_size + (0 if short is None else len(short[0]))
+                run(group + ([] if short is None else [da.pad_batch(short, batch_size)]),
+                    real)
+                return []
+            return group + ([] if short is None else [short])
+
         for batch in batches:
             if len(batch[0]) != batch_size:
-                yield from group
+                yield from rest(batch)
                 group = []
-                yield batch
                 continue
             group.append(batch)
             if len(group) == k:
-                cb.on_predict_batch_begin(step)
-                out = loop(*da.stack_batches(group))
-                # Kept on the device (read once, at the end): the next group's call
-                # is dispatched while this one runs.
-                out = [None if o is None else o.reshape((-1,) + tuple(o.shape[2:]))
-                       for o in out]
-                chunks.append(out)
-                step += k
-                cb.on_predict_batch_end(step - 1, {"outputs": out})
+                run(group, k * batch_size)
                 group = []
-        yield from group
+        yield from rest(None)
 
     def train_on_batch(self, x, y, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns the batch's loss (and metrics)."""
@@ -1039,6 +1071,31 @@ class Model(GraphNetworkMixin, Layer):
         from mylib.models import saving
 
         saving.load_weights(self, filepath)
+
+
+def _pad_test_group(loop, k, batch_size, group):
+    """The last group of an evaluation (feed lists ending in the device scalar
+    ``n_valid``) as k full batches, for one more call of the test loop:
+    its short batch padded to `batch_size` rows (they weigh 0, ``n_valid`` unchanged)
+    and copies of the last batch with ``n_valid`` 0 after it (steps that add nothing
+    to any metric or loss tracker). None (run the group batch by batch) when it is
+    under half of k, or the loop's steps draw random numbers or have not run as one
+    program yet."""
+    import jax
+
+    fx = getattr(loop, "step_effects", lambda: None)()
+    if fx is None or fx["random"] or 2 * len(group) < k:
+        return None
+    feeds = [list(b) for b in group]
+    last = feeds[-1]
+    if len(last[0]) != batch_size:
+        last = feeds[-1] = da.pad_batch(last[:-1], batch_size) + [last[-1]]
+    if any(len(b[0]) != batch_size for b in feeds):
+        return None
+    if len(feeds) < k:
+        filler = last[:-1] + [jax.device_put(np.int32(0))]
+        feeds += [filler] * (k - len(feeds))
+    return feeds
 
 
 def _with_n_valid(batches, batch_size, pad):

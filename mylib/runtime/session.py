@@ -586,6 +586,23 @@ class Session:
                         for j, o in enumerate(outs)]
             return outs
 
+        def step_effects():
+            """None until a call has run as one loop program; then
+            ``{"writes": bool, "random": bool}``: whether its steps write variables
+            and draw random numbers (what extra steps, padding a last group to k,
+            could change besides the time they take)."""
+            plan = box[0] if box else None
+            if plan is None or plan.loop in (None, False):
+                return None
+            return {"writes": bool(plan.written_keys), "random": bool(plan.uses_rng)}
+
+        def steps_are_pure():
+            """True once a call has run as one loop program whose steps write no
+            variable and draw no random numbers."""
+            fx = step_effects()
+            return fx is not None and not fx["writes"] and not fx["random"]
+
+        call.step_effects, call.steps_are_pure = step_effects, steps_are_pure
         owned = self._plans_owned_by(call)
         return call
 
