@@ -5,13 +5,14 @@ looks up) from the parameter servers, does a trivial computation (the gradient o
 
     python benchmarks/ps_null_step.py [--quick] [--models scalar,dense,sparse,sparse-scatter]
                                       [--workers 1,2,4] [--window 1.5] [--repeats 3]
-                                      [--in-flight N]
+                                      [--in-flight N] [--table-rows 1000000]
 
 Models (2 parameter servers in every case):
 
 - ``scalar``: one float32 scalar variable.
 - ``dense``: two float32 vectors of 12.5M elements (100 MB), one per parameter server.
-- ``sparse``: an embedding table of 1M x 64 float32 rows (256 MB), split by rows into
+- ``sparse``: an embedding table of 1M x 64 float32 rows (256 MB; ``--table-rows``
+  sets the rows, e.g. 10M for 2.56 GB, to show the step independent of it), split by rows into
   two variables, one per parameter server ("mod" ids); each step looks up 32 random
   rows through `ml.nn.embedding_lookup`, its gradient travelling as IndexedSlices, and
   applies `SGD.minimize`.
@@ -286,6 +287,7 @@ def hand_setup(ray, models, max_workers, in_flight):
 
 # ---------------------------------------------------------------- main
 def main():
+    global TABLE_ROWS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true",
                    help="short windows, 2 repeats (about a minute and a half)")
@@ -297,7 +299,10 @@ def main():
     p.add_argument("--in-flight", type=int, default=None,
                    help="steps the hand-written driver keeps in flight per worker "
                         "(default: as many as mylib's coordinator)")
+    p.add_argument("--table-rows", type=int, default=TABLE_ROWS,
+                   help="rows of the sparse models' table (a multiple of 2)")
     args = p.parse_args()
+    TABLE_ROWS = args.table_rows
     models = [m for m in args.models.split(",") if m]
     for m in models:
         if m not in ALL_MODELS:
@@ -320,7 +325,7 @@ def main():
     except ImportError:
         tf_note = "not installed: the paper's system is not measured here"
     print(f"TensorFlow: {tf_note}. Machine: {os.cpu_count()} CPU cores; "
-          f"{NUM_PS} parameter servers; windows of ~{window} s x {repeats}; "
+          f"{NUM_PS} parameter servers; sparse table {TABLE_ROWS:,} x {TABLE_DIM}; windows of ~{window} s x {repeats}; "
           f"{in_flight} step(s) in flight per worker.")
     try:
         rtt = floor_rtt(ray)
