@@ -537,8 +537,8 @@ def array_feeds(xs, ys, sw, n, batch_size, steps=None):
     stop = n if steps is None else min(n, int(steps) * batch_size)
     src = list(xs) + list(ys) + ([] if sw is None else [sw])
     for lo in range(0, stop, batch_size):
-        hi = min(lo + batch_size, n)
-        b = _Slices(a[lo:hi] for a in src)
+        hi = lo + batch_size if lo + batch_size < n else n
+        b = _Slices([a[lo:hi] for a in src])  # a list: faster than a generator here
         b.src, b.lo, b.hi = src, lo, hi
         yield b
 

@@ -670,6 +670,8 @@ class Model(GraphNetworkMixin, Layer):
             if stacked:
                 return loop_fn(*b)
             return call(train_fn, b) if eager else train_fn(*b)
+        # One step per call with nothing to hook: the epoch calls the step directly.
+        run.direct = train_fn if k == 1 and not eager else None
         return k, run
 
     def _train_epoch(self, cb, epoch_feeds, skip, runner):
@@ -681,6 +683,13 @@ class Model(GraphNetworkMixin, Layer):
         feeds = enumerate(epoch_feeds())
         if skip:  # the steps an interrupted run already did (BackupAndRestore)
             feeds = itertools.islice(feeds, skip, None)
+        direct = None if hooks else run.direct
+        if direct is not None:  # the hot path of a plain fit: no per-batch work
+            for _, b in feeds:
+                outs = direct(*b)
+                if self.stop_training:
+                    break
+            return outs
         names = self.metrics_names
         for first, last, calls in da.executions(feeds, k):
             if hooks:
