@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import contextlib
+import operator
 import os
 import threading
 import weakref
@@ -125,7 +126,7 @@ class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
                  "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop",
-                 "key", "x32", "wide_args")
+                 "key", "x32", "wide_args", "get_vars")
 
 
 def _flatten(fetches, graph):
@@ -788,6 +789,7 @@ class Session:
         plan.rw_keys = cs.rw_keys
         plan.ro_keys = cs.ro_keys
         plan.var_keys = tuple(cs.rw_keys) + tuple(cs.ro_keys)
+        plan.get_vars = _getter(plan.var_keys)
         plan.written_keys = cs.written_keys
         plan.n_tensor_fetches = len(fetch_tensors)
         plan.fetch_tensors = fetch_tensors
@@ -906,7 +908,7 @@ class Session:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             try:
-                args = [store[k] for k in plan.var_keys]
+                args = plan.get_vars(store)
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
@@ -974,13 +976,28 @@ def _drop_plans(sess_ref, keys):
             sess._plans.pop(k, None)  # atomic: safe from a finalizer in any thread
 
 
+_NO_CONTEXT = contextlib.nullcontext()  # reusable: it holds no state
+
+
 def _x64_mode(on):
     """`jax.enable_x64(on)`, or no context where the thread already computes in that
     mode: a compiled call made under a thread-local x64 override costs tens of
     microseconds more in JAX's dispatch than the same call without one."""
     if bool(jax.config.jax_enable_x64) == on:
-        return contextlib.nullcontext()
+        return _NO_CONTEXT
     return jax.enable_x64(on)
+
+
+def _getter(keys):
+    """``f(store)``: the list of ``store[k]`` for `keys`, in order (one C-level
+    `operator.itemgetter` call: the step's hot path reads every variable)."""
+    if len(keys) == 1:
+        (k,) = keys
+        return lambda store: [store[k]]
+    if not keys:
+        return lambda store: []
+    get = operator.itemgetter(*keys)
+    return lambda store: list(get(store))
 
 
 def _shapes(vals):
