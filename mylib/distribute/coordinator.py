@@ -44,6 +44,7 @@ from mylib.core.graph import Operation, Tensor
 from mylib.core.lowering import prune
 from mylib.core.op_registry import convert_to_tensor
 from mylib.distribute import ps_checkpoint
+from mylib.distribute.ps_runtime import pack, unpack
 from mylib.distribute.parameter_server import _ClusterPlan
 from mylib.runtime.keras_session import get_session
 
@@ -426,8 +427,12 @@ class ClusterCoordinator:
         tr = self._ext
         w = tr.worker_handles[i]
         delay = self.strategy._worker_delay.get(i, 0.0)
-        return w.run_step.remote(tr._shipped, c.traced.spec_id, c.feed_vals, mode,
-                                 c.traced.spec if spec else None, delay)
+        args = (tr._shipped, c.traced.spec_id, c.feed_vals, mode,
+                c.traced.spec if spec else None, delay)
+        blob = pack(args)
+        if type(blob) is bytes:  # a small step: one argument (see ps_runtime.pack)
+            return w.run_step_packed.remote(blob)
+        return w.run_step.remote(*args)
 
     def _resolve(self, i, c, mode, result):
         """Handles NEED_GRAPH/NEED_SPEC answers by resubmitting; returns the result."""
@@ -435,15 +440,16 @@ class ClusterCoordinator:
 
         from mylib.distribute.ps_runtime import NEED_GRAPH, NEED_SPEC
 
+        result = unpack(result)
         for _ in range(3):
             if isinstance(result, str) and result == NEED_GRAPH:
                 self._ext.ship_graph()
                 w = self._ext.worker_handles[i]
                 self._ext.reship_to(w)
                 self._note_pid(i, self._get(ray, w.ping.remote(), i)[2])
-                result = self._get(ray, self._submit(i, c, mode), i)
+                result = unpack(self._get(ray, self._submit(i, c, mode), i))
             elif isinstance(result, str) and result == NEED_SPEC:
-                result = self._get(ray, self._submit(i, c, mode, spec=True), i)
+                result = unpack(self._get(ray, self._submit(i, c, mode, spec=True), i))
             else:
                 return result
         raise errors.InternalError(f"worker {i} could not load the step")

@@ -132,6 +132,55 @@ def test_async_steps_all_applied_and_sync_mean_of_first_m():
             s.close()
 
 
+def test_small_and_large_steps_agree_with_numpy_and_tasks_get_their_environment():
+    """A small step travels as one packed blob each way, one with large feeds and
+    results through Ray's own serializer: both give numpy's values."""
+    from mylib.distribute.ps_runtime import PACK_LIMIT
+    from mylib.distribute.parameter_server import TASK_ENV
+    import ray
+
+    n = PACK_LIMIT // 4 * 3  # float32 elements: 3x the packing limit
+    s = ml.distribute.ParameterServerStrategy(num_ps=2, num_workers=1)
+    try:
+        g = ml.Graph()
+        with g.as_default(), s.scope():
+            v = ml.Variable(np.zeros((4,), np.float32), name="v")
+            w = ml.Variable(np.zeros((n,), np.float32), name="w")
+            init = ml.global_variables_initializer()
+        _sess(g).run(init)
+        coord = ClusterCoordinator(s)
+
+        def small(xb):
+            with ml.control_dependencies([v.assign_add(xb * 2.0)]):
+                return ml.reduce_sum(xb), v.read_value()
+
+        def large(xb):
+            with ml.control_dependencies([w.assign_add(xb)]):
+                return ml.reduce_sum(xb), w.read_value() * 3.0
+
+        rng = np.random.default_rng(1)
+        xs = [rng.normal(size=4).astype(np.float32) for _ in range(3)]
+        xl = [rng.normal(size=n).astype(np.float32) for _ in range(3)]
+        out_s = [coord.schedule(small, args=(x,)) for x in xs]
+        coord.join()
+        out_l = [coord.schedule(large, args=(x,)) for x in xl]
+        coord.join()
+        for x, rv in zip(xs, out_s):
+            np.testing.assert_allclose(rv.fetch()[0], x.sum(), rtol=1e-5)
+        np.testing.assert_allclose(out_s[-1].fetch()[1], 2 * sum(xs), rtol=1e-5)
+        np.testing.assert_allclose(out_l[-1].fetch()[1], 3 * sum(xl), rtol=1e-5)
+        np.testing.assert_allclose(_sess(g).run(w), sum(xl), rtol=1e-5)
+        for h in s.extended.ps_handles + s.extended.worker_handles:
+            pid = ray.get(h.ping.remote())[2]
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+            for k, val in TASK_ENV.items():
+                assert env.get(k.encode()) == val.encode()
+        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
+    finally:
+        s.close()
+
+
 def test_backup_worker_gradients_are_dropped_not_applied():
     s = ml.distribute.ParameterServerStrategy(num_ps=1, num_workers=3, replicas_to_aggregate=2)
     try:

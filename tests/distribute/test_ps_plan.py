@@ -105,3 +105,38 @@ def test_variable_placement_round_robin_and_by_size():
                   for i, n in enumerate((1000, 10, 10))]
         assert [ps_plan.ps_task_of_device(v.device) for v in vs] == want, placement
         s.close()
+
+
+def test_step_calls_pack_small_arguments_into_one_blob_and_leave_large_ones_to_ray():
+    from mylib.distribute import ps_runtime
+
+    small = (3, "0123abcd", [np.arange(4, dtype=np.float32), ("__iter__", 1)], "all",
+             None, 0.0)
+    blob = ps_runtime.pack(small)
+    assert type(blob) is bytes
+    back = ps_runtime.unpack(blob)
+    assert back[:2] == small[:2] and back[3:] == small[3:]
+    np.testing.assert_array_equal(back[2][0], small[2][0])
+    assert back[2][1] == ("__iter__", 1)
+    # Results too: a list of arrays, and the string answers (NEED_GRAPH ...).
+    assert ps_runtime.unpack(ps_runtime.pack(ps_runtime.NEED_SPEC)) == ps_runtime.NEED_SPEC
+    big = [np.zeros(ps_runtime.PACK_LIMIT // 4 + 1, np.float32)]
+    assert ps_runtime.pack(big) is big  # Ray moves it through its object store
+    assert ps_runtime.unpack(big) is big
+    nested = (1, [[np.zeros(ps_runtime.PACK_LIMIT, np.uint8)]])
+    assert ps_runtime.pack(nested) is nested
+    unpicklable = [lambda: 0]
+    assert ps_runtime.pack(unpicklable) is unpicklable  # Ray's cloudpickle handles it
+
+
+def test_task_processes_keep_freed_memory_for_reuse():
+    from mylib.distribute.parameter_server import TASK_ENV, _opts
+
+    env = _opts({"num_cpus": 1})["runtime_env"]["env_vars"]
+    assert env == TASK_ENV
+    assert int(env["MALLOC_MMAP_THRESHOLD_"]) >= 1 << 30
+    assert int(env["MALLOC_TRIM_THRESHOLD_"]) >= 1 << 30
+    import os
+
+    assert not any(k.startswith("MALLOC_") and os.environ.get(k) == v
+                   for k, v in TASK_ENV.items())  # never this process's environment
