@@ -721,18 +721,8 @@ class ParameterServerStrategy(dl.Strategy):
         return fn(*args, **(kwargs or {}))
 
 
-# The environment of the task processes (never of the user's process). glibc's malloc
-# maps every allocation of 128 KB or more with a fresh mmap and unmaps it when freed,
-# so each step's large XLA outputs (a dense model's gradients) land on new pages the
-# kernel must fault in and zero: a jitted `2 * v` of 2 x 50 MB took 65-77 ms that way
-# on a 2-core VM, 12-30 ms with freed memory kept for reuse (mallopt(3): large
-# allocations from the heap, and the heap not trimmed). The tasks' memory then stays at
-# its peak, as TensorFlow's own allocator keeps it.
-TASK_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 32), "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
-
-
 def _opts(res):
-    out = {"runtime_env": {"env_vars": dict(TASK_ENV)}}
+    out = {}
     if "num_cpus" in res:
         out["num_cpus"] = res["num_cpus"]
     else:

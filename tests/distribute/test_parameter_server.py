@@ -132,11 +132,10 @@ def test_async_steps_all_applied_and_sync_mean_of_first_m():
             s.close()
 
 
-def test_small_and_large_steps_agree_with_numpy_and_tasks_get_their_environment():
+def test_small_and_large_steps_agree_with_numpy_and_tasks_keep_freed_memory():
     """A small step travels as one packed blob each way, one with large feeds and
     results through Ray's own serializer: both give numpy's values."""
     from mylib.distribute.ps_runtime import PACK_LIMIT
-    from mylib.distribute.parameter_server import TASK_ENV
     import ray
 
     n = PACK_LIMIT // 4 * 3  # float32 elements: 3x the packing limit
@@ -170,13 +169,11 @@ def test_small_and_large_steps_agree_with_numpy_and_tasks_get_their_environment(
         np.testing.assert_allclose(out_s[-1].fetch()[1], 2 * sum(xs), rtol=1e-5)
         np.testing.assert_allclose(out_l[-1].fetch()[1], 3 * sum(xl), rtol=1e-5)
         np.testing.assert_allclose(_sess(g).run(w), sum(xl), rtol=1e-5)
-        for h in s.extended.ps_handles + s.extended.worker_handles:
-            pid = ray.get(h.ping.remote())[2]
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-            for k, val in TASK_ENV.items():
-                assert env.get(k.encode()) == val.encode()
-        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
+        import platform
+
+        if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+            assert all(ray.get([h.memory_reuse.remote() for h in
+                                s.extended.ps_handles + s.extended.worker_handles]))
     finally:
         s.close()
 
