@@ -5,7 +5,8 @@ Each parameter server and each worker is a Ray actor holding a copy of the graph
 its part of it: the parameter servers' sessions hold the variables; workers run the
 forward and backward passes and call the parameter servers directly (Ray actor calls:
 tensors move as numpy arrays through Ray's object store, never through hand-written
-sockets).
+sockets; a call whose arrays are small travels as one pickled blob, see `pack`). Task
+processes keep freed memory for reuse (`keep_freed_memory`).
 
 `LocalRay` starts the embedded single-machine cluster: loopback only, Ray's token
 authentication on (a fresh random token, kept in the environment of this process and
