@@ -44,7 +44,7 @@ from mylib.core.graph import Operation, Tensor
 from mylib.core.lowering import prune
 from mylib.core.op_registry import convert_to_tensor
 from mylib.distribute import ps_checkpoint
-from mylib.distribute.ps_runtime import pack, unpack
+from mylib.distribute.ps_runtime import remote_call, unpack
 from mylib.distribute.parameter_server import _ClusterPlan
 from mylib.runtime.keras_session import get_session
 
@@ -427,12 +427,8 @@ class ClusterCoordinator:
         tr = self._ext
         w = tr.worker_handles[i]
         delay = self.strategy._worker_delay.get(i, 0.0)
-        args = (tr._shipped, c.traced.spec_id, c.feed_vals, mode,
-                c.traced.spec if spec else None, delay)
-        blob = pack(args)
-        if type(blob) is bytes:  # a small step: one argument (see ps_runtime.pack)
-            return w.run_step_packed.remote(blob)
-        return w.run_step.remote(*args)
+        return remote_call(w, "run_step", (tr._shipped, c.traced.spec_id, c.feed_vals, mode,
+                                           c.traced.spec if spec else None, delay))
 
     def _resolve(self, i, c, mode, result):
         """Handles NEED_GRAPH/NEED_SPEC answers by resubmitting; returns the result."""

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from mylib import _safe_pickle
 from mylib.core.x64 import with_x64
 
 NEED_GRAPH = "__mylib_need_graph__"
@@ -324,34 +325,49 @@ def clean_stale(base=TEMP_BASE):
 PACK_LIMIT = 64 * 1024  # bytes of array data below which a call travels as one blob
 
 
-def _array_bytes(obj, depth=0):
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+
+def _packable_bytes(obj, depth=0):
+    """The bytes of array data in `obj`, or -1 when `obj` holds anything but numpy
+    arrays (not of object dtype), numpy scalars and plain values: what
+    `mylib._safe_pickle` builds back."""
     if isinstance(obj, np.ndarray):
-        return obj.nbytes
-    if depth < 4 and isinstance(obj, (list, tuple)):
-        return sum(_array_bytes(o, depth + 1) for o in obj)
-    return 0
+        return -1 if obj.dtype.hasobject else obj.nbytes
+    if isinstance(obj, _PLAIN) or isinstance(obj, np.generic):
+        return 0
+    if depth < 8 and type(obj) in (list, tuple, dict):
+        total = 0
+        for o in (obj if type(obj) is not dict else
+                  [x for kv in obj.items() for x in kv]):
+            n = _packable_bytes(o, depth + 1)
+            if n < 0:
+                return -1
+            total += n
+        return total
+    return -1
 
 
 def pack(obj):
-    """`obj` (a call's arguments, or its result) as one pickled `bytes` when the
-    arrays in it hold less than `PACK_LIMIT` bytes, else `obj` itself.
+    """`obj` (a call's arguments, or its result) as one pickled `bytes` when it holds
+    only numpy arrays, numpy scalars and plain values, with less than `PACK_LIMIT`
+    bytes of array data; else `obj` itself, for Ray's own serializer.
 
     Ray serializes every argument of an actor call separately (signature binding,
     a serializer pass each): about 0.1-0.2 ms per argument on a 2-core machine, more
     than pickling a small step's whole call (25 us). Large arrays stay with Ray, which
-    moves them through its object store without an extra copy."""
-    if _array_bytes(obj) >= PACK_LIMIT:
+    moves them through its object store without an extra copy. The receiver unpickles
+    with `mylib._safe_pickle`, which builds nothing else."""
+    n = _packable_bytes(obj)
+    if n < 0 or n >= PACK_LIMIT:
         return obj
-    try:
-        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - not picklable by value: Ray's own serializer
-        return obj
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(x):
     """The inverse of `pack` (a value that was not packed passes unchanged)."""
     if type(x) is bytes:
-        return pickle.loads(x)
+        return _safe_pickle.loads(x, "a parameter-server message")
     return x
 
 
@@ -452,7 +468,7 @@ class TaskServer:
 
     def run_segment_packed(self, blob):
         """`run_segment` with its arguments as one `pack`ed blob; the result packed."""
-        return pack(self.run_segment(*pickle.loads(blob)))
+        return pack(self.run_segment(*unpack(blob)))
 
     @with_x64  # mylib's 64-bit scope: tasks run steps outside Session.run
     def get_values(self, keys):
@@ -561,7 +577,7 @@ class WorkerServer(TaskServer):
 
     def run_step_packed(self, blob):
         """`run_step` with its arguments as one `pack`ed blob; the result packed."""
-        return pack(self.run_step(*pickle.loads(blob)))
+        return pack(self.run_step(*unpack(blob)))
 
     # --- calls to the parameter servers ---
     def _call_ps(self, task, seg, values):
@@ -571,13 +587,18 @@ class WorkerServer(TaskServer):
         return wait_ps(pending, self.ps, self.version, self.rpc_timeout)
 
 
-def call_segment(handle, version, seg_id, values):
-    """Submits segment `seg_id` to a parameter server (one packed blob when small)."""
-    args = (version, seg_id, values)
+def remote_call(handle, method, args):
+    """Submits ``handle.method(*args)``: as ``method_packed(blob)`` when `pack` makes
+    one blob of `args`. Returns the Ray reference (its result goes through `unpack`)."""
     blob = pack(args)
     if type(blob) is bytes:
-        return handle.run_segment_packed.remote(blob)
-    return handle.run_segment.remote(*args)
+        return getattr(handle, method + "_packed").remote(blob)
+    return getattr(handle, method).remote(*args)
+
+
+def call_segment(handle, version, seg_id, values):
+    """Submits segment `seg_id` to a parameter server."""
+    return remote_call(handle, "run_segment", (version, seg_id, values))
 
 
 def wait_ps(pending, ps_handles, version, timeout):

@@ -2,6 +2,7 @@
 the plan only)."""
 
 import numpy as np
+import pytest
 
 import mylib as ml
 from mylib.core.lowering import prune
@@ -127,6 +128,32 @@ def test_step_calls_pack_small_arguments_into_one_blob_and_leave_large_ones_to_r
     assert ps_runtime.pack(nested) is nested
     unpicklable = [lambda: 0]
     assert ps_runtime.pack(unpicklable) is unpicklable  # Ray's cloudpickle handles it
+    objects = [np.array(["a", None], dtype=object)]
+    assert ps_runtime.pack(objects) is objects  # object arrays: not packed
+    import ml_dtypes
+
+    bf = [np.ones(3, ml_dtypes.bfloat16), np.float32(2.5), {"task": 0, "ops": ["a"]}]
+    back = ps_runtime.unpack(ps_runtime.pack(bf))
+    assert back[0].dtype == ml_dtypes.bfloat16 and back[1] == np.float32(2.5)
+    assert back[2] == {"task": 0, "ops": ["a"]}
+
+
+def test_a_crafted_message_is_refused_without_running_code(tmp_path):
+    import os
+    import pickle
+
+    from mylib.distribute import ps_runtime
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    blob = pickle.dumps([np.zeros(2), Evil()])
+    with pytest.raises(pickle.UnpicklingError, match="parameter-server message"):
+        ps_runtime.unpack(blob)
+    assert not marker.exists()
 
 
 def test_keep_freed_memory_sets_the_c_allocator_of_a_task_process_only():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import pickle
 import zipfile
 
 import numpy as np
 
+from mylib import _safe_pickle
 from mylib.keras.utils.file_utils import keras_home
 
 _BASE = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
@@ -33,24 +33,10 @@ def cached(fname, origin=None, what=None):
 # Object arrays (imdb / reuters sequences) and CIFAR batches are pickles: they are read
 # with an unpickler that builds only numpy arrays and dtypes, so a tampered file cannot
 # run code (Keras 3 restricts its dataset loading the same way).
-_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
-                                                        "_reconstruct"),
-            ("numpy", "ndarray"), ("numpy", "dtype"),
-            ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
-
-
-class _SafeUnpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if (module, name) in _ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"Refusing to load {module}.{name} from a dataset file: "
-                                     "only numpy arrays are expected. The file may be "
-                                     "corrupted or not the Keras dataset file.")
-
-
 def safe_pickle_load(f, encoding="ASCII"):
     """`pickle.load` that builds only numpy arrays, dtypes and plain Python values."""
-    return _SafeUnpickler(f, encoding=encoding).load()
+    return _safe_pickle.load(f, "a dataset file", " The file may be corrupted or not the "
+                             "Keras dataset file.", encoding=encoding)
 
 
 def load_npz(path):
