@@ -454,7 +454,7 @@ class Session:
         var_at = {i: _fed_variable(t, g) for i, t in enumerate(all_keys)}
         var_at = {i: v for i, v in var_at.items() if v is not None}
         feed_keys = tuple(t for i, t in enumerate(all_keys) if i not in var_at)
-        plan_box = [None]
+        plan_box = [None, None]  # the plan, its runner
         n = len(all_keys)
         single = type(fetches) is Tensor
 
@@ -465,15 +465,18 @@ class Session:
             plan = plan_box[0]
             fvals = [v for i, v in enumerate(vals) if i not in var_at] if var_at else vals
             if plan is None or plan.status_keys or plan.key[2] != _shapes(fvals):
-                plan = plan_box[0] = self._plan(tuple(leaves), feed_keys, fvals)
+                new = self._plan(tuple(leaves), feed_keys, fvals)
+                if new is not plan:
+                    plan_box[:] = [new, self._runner(new)]
+                plan = new
                 owned.add(plan.key)
             if var_at:
                 overrides = self._var_overrides(
                     plan, {v._key: (all_keys[i], vals[i]) for i, v in var_at.items()})
                 vals = [v for i, v in enumerate(vals) if i not in var_at]
                 outs = self._execute(plan, vals, overrides)
-            elif options is None and plan.segmented is None:
-                outs = self._execute(plan, vals)
+            elif options is None:
+                outs = plan_box[1](vals)
             else:
                 outs = self._execute_with_options(plan, vals, options, run_metadata)
             res = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
@@ -516,20 +519,18 @@ class Session:
         g = self._graph
         leaves = [_as_fetch(f, g) for f in fetches]
         feed_keys = tuple(_feed_key(k, g) for k in feed_list)
-        execute = self._execute
         box = []
 
         def call(*vals):
             # One plan per feed shapes (the session's LRU bounds them): a new shape
             # looks its plan up again. The hot path of every fit/predict step.
-            plan = box[0] if box else None
-            if plan is None or plan.key[2] != _shapes(vals):
+            run = box[0] if box else None
+            if run is None or run[0] != _shapes(vals):
                 plan = self._plan(tuple(leaves), feed_keys, vals)
-                box[:] = [plan]
+                run = (plan.key[2], self._runner(plan))
+                box[:] = [run]
                 owned.add(plan.key)
-            if plan.segmented is not None:
-                return self._execute_with_options(plan, vals, None, None)
-            return execute(plan, vals)
+            return run[1](vals)
 
         def release():
             # Frees the compiled plans (callers with bounded caches evict with them).
@@ -703,6 +704,8 @@ class Session:
         """The plan of `leaves` given `feed_keys` with values shaped like `feed_vals`,
         from the LRU cache (at most `plan_cache_size` plans; the least recently used
         is dropped with its compiled programs) or built now."""
+        if self._closed:  # before a compile that would read the cleared values
+            raise RuntimeError("Attempted to use a closed Session.")
         key = (leaves, feed_keys, _shapes(feed_vals))
         plans = self._plans
         plan = plans.get(key)
@@ -893,6 +896,48 @@ class Session:
                     "a fed variable is read-only for the step. Run the update without "
                     "feeding the variable.")
         return {k: v for k, (t, v) in var_feeds.items()}
+
+    def _runner(self, plan):
+        """``run(feed_vals)``: `_execute` of `plan` specialized to it, for callables
+        (which keep it beside their plan; a plan does not hold it, so that evicted
+        plans are freed without a reference cycle). A plain plan (one program, no
+        random ops, lowered in 32 bits) gets a closure holding everything the step
+        reads: at the digits MLP's ~60 us steps, where the Python around the compiled
+        call is most of what is left, each attribute read and branch of the general
+        path showed in the step rate (fit at k=1: 0.81-0.86 -> 0.88-0.93 of the
+        hand-written loop, epochs interleaved in one process)."""
+        if plan.segmented is not None:
+            return lambda vals: self._execute_with_options(plan, vals, None, None)
+        if plan.uses_rng or not plan.x32:
+            return lambda vals: self._execute(plan, vals)
+        lock, store, fn, get = self._lock, self._store, plan.fn, plan.get_vars
+        written, n, picks, wide = (plan.written_keys, plan.n_tensor_fetches,
+                                   plan.n_fetch, plan.wide_args)
+        config = jax.config
+        execute = self._execute
+
+        def run(vals):
+            if config.jax_enable_x64:  # the thread computes in 64 bits: leave it to
+                return execute(plan, vals)  # the general path (it narrows the scope)
+            with lock:
+                if self._closed:
+                    raise RuntimeError("Attempted to use a closed Session.")
+                try:
+                    args = get(store)
+                except KeyError as e:
+                    raise errors.FailedPreconditionError(
+                        f"Attempting to use uninitialized value {e.args[0]}") from None
+                for i in wide:
+                    if not isinstance(args[i], jax.Array):  # see _execute
+                        with x64():
+                            args[i] = jax.device_put(args[i])
+                args += vals
+                outs = fn(*args)
+                if written:
+                    store.update(zip(written, outs[n:]))
+            return [None if o is None else outs[o] for o in picks]
+
+        return run
 
     def _execute(self, plan, feed_vals, overrides=None):
         """Runs a plan's compiled step; returns the values in the plan's `leaves`

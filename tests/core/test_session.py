@@ -500,3 +500,44 @@ def test_interactive_session_close_leaves_the_default_graph_and_session():
     sess.close()
     assert ml.get_default_graph() is not g and ml.get_default_session() is None
     ml.reset_default_graph()
+
+
+def test_device_callable_fast_path_matches_numpy_and_keeps_the_guards(g):
+    """The device callable's per-plan runner (fit's hot path): values against numpy
+    across a change of batch shape, a 64-bit counter written from numpy (the runner
+    widens it, as `_execute` does), a thread in 64-bit mode (general path, same
+    values), and the uninitialized and closed-session errors."""
+    x = ml.placeholder(ml.float32, [None, 3], name="x")
+    w = ml.Variable(np.ones((3, 2), np.float32), name="w")
+    steps = ml.Variable(np.int64(0), name="steps")
+    loss = ml.reduce_mean(ml.square(ml.matmul(x, w)))
+    (grad,) = ml.gradients(loss, [w])
+    train = ml.group(w.assign_sub(0.1 * grad), steps.assign_add(np.int64(1)))
+    rng = np.random.default_rng(0)
+    with ml.Session() as sess:
+        sess.run([w.initializer, steps.initializer])
+        f = sess.make_device_callable([train, loss], [x])
+        ref_w = np.ones((3, 2), np.float32)
+        for i, n in enumerate([4, 4, 2, 4, 2]):
+            xb = rng.standard_normal((n, 3)).astype(np.float32)
+            if i == 3:  # a numpy value in the store: the 64-bit counter is widened
+                sess.assign_variables({steps._key: np.int64(2**40)})
+            if i == 4:
+                import jax
+                with jax.enable_x64(True):
+                    none, out = f(xb)
+            else:
+                none, out = f(xb)
+            h = xb @ ref_w
+            np.testing.assert_allclose(np.asarray(out), np.mean(h ** 2), rtol=1e-5)
+            ref_w = ref_w - 0.1 * (xb.T @ (2 * h / h.size))
+            assert none is None
+            np.testing.assert_allclose(sess.run(w), ref_w, rtol=1e-5, atol=1e-6)
+        assert int(sess.run(steps)) == 2**40 + 2
+        late = ml.Variable(np.float32(1.0), name="late")
+        g2 = sess.make_device_callable([late.assign_add(1.0)], [])
+        with pytest.raises(errors.FailedPreconditionError, match="late"):
+            g2()
+    for n in (2, 4):  # the last plan's runner, and a new plan's lookup
+        with pytest.raises(RuntimeError, match="closed Session"):
+            f(np.ones((n, 3), np.float32))
