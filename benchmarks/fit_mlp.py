@@ -47,7 +47,10 @@ def large_data(n=8192, seed=0):
 
 
 # ---------------------------------------------------------------- hand-written JAX
-def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
+def jax_epochs(x, y, sizes, batch, lr=1e-3, seed=0):
+    """The hand-written loop as ``(epoch, mean_loss)``: `epoch()` trains one shuffled
+    pass and returns its wall time (seconds); `mean_loss()` is the loss over all of
+    the data."""
     rng = np.random.default_rng(seed)
     params = []
     for a, b in zip(sizes[:-1], sizes[1:]):
@@ -55,7 +58,7 @@ def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
         params.append((jnp.asarray(rng.uniform(-lim, lim, (a, b)), jnp.float32),
                        jnp.zeros((b,), jnp.float32)))
     tx = optax.adam(lr, eps=1e-7)
-    opt_state = tx.init(params)
+    state = [params, tx.init(params)]
 
     def loss_fn(p, xb, yb):
         h = xb
@@ -74,23 +77,30 @@ def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
         return optax.apply_updates(p, upd), s, loss
 
     n = len(x)
-    times = []
-    loss = None
-    for _ in range(epochs):
+
+    def epoch():
         t0 = time.perf_counter()
         perm = rng.permutation(n)
         xs, ys = x[perm], y[perm]
+        params, opt_state = state
         for i in range(0, n, batch):
-            params, opt_state, loss = step(params, opt_state, xs[i:i + batch], ys[i:i + batch])
+            params, opt_state, _ = step(params, opt_state, xs[i:i + batch],
+                                        ys[i:i + batch])
         jax.block_until_ready(params)
-        times.append(time.perf_counter() - t0)
+        state[:] = [params, opt_state]
+        return time.perf_counter() - t0
+
+    return epoch, lambda: float(jax.jit(loss_fn)(state[0], x, y))
+
+
+def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
+    epoch, mean_loss = jax_epochs(x, y, sizes, batch, lr, seed)
+    times = [epoch() for _ in range(epochs)]
     # Mean loss over the training data after training (outside the timed epochs).
-    mean_loss = jax.jit(loss_fn)(params, x, y)
-    return times, float(mean_loss)
+    return times, mean_loss()
 
 
-# ---------------------------------------------------------------- mylib
-def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=1):
+def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=1, callbacks=()):
     timer = EpochTimer()
     layers = [ml.layers.Input((sizes[0],))]
     for s in sizes[1:-1]:
@@ -101,7 +111,7 @@ def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=1):
     model.compile(optimizer=ml.optimizers.Adam(lr),
                   loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True), **kw)
     hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0,
-                     callbacks=[mylib_timer_callback(timer)])
+                     callbacks=[mylib_timer_callback(timer), *callbacks])
     return timer.times, hist.history["loss"][-1]
 
 

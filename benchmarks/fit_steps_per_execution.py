@@ -9,6 +9,10 @@ JAX loops doing the same training:
   step.
 
     python benchmarks/fit_steps_per_execution.py [--epochs 20] [--repeats 3]
+    python benchmarks/fit_steps_per_execution.py --interleaved 300
+
+The second form measures k=1 only, with mylib's epochs and the hand-written loop's in
+turn (the machine's speed drifts between blocks of epochs).
 
 samples/s is the median over epochs after the first (which includes compilation,
 reported separately); repeats rotate the runners. The ratio column is against the
@@ -27,8 +31,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+import mylib as ml
 from _harness import compare
-from fit_mlp import digits_data, run_jax, run_mylib
+from fit_mlp import digits_data, jax_epochs, run_jax, run_mylib
 
 
 def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
@@ -90,15 +95,40 @@ def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
     return times, float(jax.jit(loss_fn)(params, x, y))
 
 
+def interleaved_k1(x, y, sizes, batch, epochs):
+    """mylib's `fit` at k=1 and the hand-written per-step loop, epoch by epoch in turn
+    (a callback runs one hand-written epoch after each of mylib's), so that both see
+    the machine at the same speed. Returns ``(mylib medians, hand medians, ratio of
+    the medians, median of the per-epoch ratios)``, times in seconds."""
+    hand_epoch, _ = jax_epochs(x, y, sizes, batch)
+    hand = []
+
+    class Turn(ml.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            hand.append(hand_epoch())
+
+    mine, _ = run_mylib(x, y, sizes, batch, epochs, callbacks=[Turn()])
+    m, h = np.array(mine[3:]), np.array(hand[3:])  # after compilation and warm-up
+    return np.median(m), np.median(h), np.median(h) / np.median(m), np.median(h / m)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description="fit with steps_per_execution vs JAX loops")
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--k", type=int, nargs="+", default=[8, 32])
+    p.add_argument("--interleaved", type=int, default=0, metavar="EPOCHS",
+                   help="only compare k=1 with the hand-written loop, epochs in turn")
     args = p.parse_args(argv)
     x, y, sizes, batch = digits_data()
     print(f"jax {jax.__version__}, devices {jax.devices()}, epochs {args.epochs}, "
           f"{-(-len(x) // batch)} steps an epoch")
+    if args.interleaved:
+        m, h, r, pr = interleaved_k1(x, y, sizes, batch, args.interleaved)
+        print(f"k=1, {args.interleaved} epochs in turn: mylib {m * 1e3:.2f} ms/epoch, "
+              f"hand-written {h * 1e3:.2f}; ratio of medians {r:.3f}, median of the "
+              f"per-epoch ratios {pr:.3f}")
+        return
     runners = [("jax.jit + optax, 1 step/call", lambda e: run_jax(x, y, sizes, batch, e)),
                ("mylib fit, steps_per_execution=1",
                 lambda e: run_mylib(x, y, sizes, batch, e))]
