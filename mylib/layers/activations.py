@@ -82,9 +82,46 @@ def swish(x):
 
 silu = swish
 
+
+def hard_sigmoid(x):
+    """``relu6(x + 3) / 6``, Keras 3's piecewise-linear sigmoid: 0 below -3, 1 above
+    3. (TensorFlow 2's Keras, up to 2.15, used ``clip(0.2 * x + 0.5, 0, 1)``.)"""
+    return _op("relu6")(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """``x * hard_sigmoid(x)`` (also `hard_swish`)."""
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def softsign(x):
+    """``x / (|x| + 1)``."""
+    return _op("softsign")(x)
+
+
+def exponential(x):
+    """``exp(x)``."""
+    return _op("exp")(x)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    """`x` where positive, else ``negative_slope * x`` (Keras 3's default slope 0.2)."""
+    return _op("leaky_relu")(x, alpha=negative_slope)
+
+
+def mish(x):
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    return x * tanh(softplus(x))
+
+
 _BY_NAME = {f.__name__: f for f in (linear, relu, relu6, sigmoid, tanh, softmax, log_softmax,
-                                     elu, selu, softplus, gelu, swish)}
+                                     elu, selu, softplus, gelu, swish, hard_sigmoid,
+                                     hard_silu, softsign, exponential, leaky_relu, mish)}
 _BY_NAME["silu"] = swish
+_BY_NAME["hard_swish"] = hard_silu
 
 
 def get(identifier):

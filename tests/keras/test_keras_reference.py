@@ -511,3 +511,37 @@ def test_weighted_metric_names_as_keras_3():
     _compile_both(mm, km, "SGD", {}, "binary_crossentropy", None, ["accuracy"])
     kw = dict(sample_weight=FIT_SW, verbose=0, return_dict=True)
     assert sorted(mm.evaluate(FIT_X, y, **kw)) == sorted(km.evaluate(FIT_X, y, **kw))
+
+
+@pytest.mark.parametrize("name", ["hard_sigmoid", "hard_silu", "hard_swish", "softsign",
+                                  "exponential", "leaky_relu", "mish", "silu", "relu6"])
+def test_activation_names_match_keras(name):
+    """Activations by name: values (against Keras 3's, and numpy) and gradients (finite
+    differences), on points either side of the kinks."""
+    xv = np.linspace(-5, 5, 41, dtype=np.float32).reshape(1, 41) + np.float32(0.013)
+    want = np.asarray(keras.activations.get(name)(xv))
+    x = L.Input(shape=(41,))
+    model = ml.Model(x, L.Activation(name)(x))
+    _close(model.predict(xv, verbose=0), want, rtol=1e-5, atol=1e-6)
+    ref = {"hard_sigmoid": lambda z: np.clip(z / 6 + 0.5, 0, 1),
+           "softsign": lambda z: z / (np.abs(z) + 1),
+           "leaky_relu": lambda z: np.where(z > 0, z, 0.2 * z),
+           "mish": lambda z: z * np.tanh(np.log1p(np.exp(z)))}.get(name)
+    if ref is not None:
+        _close(want, ref(xv.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    with ml.Graph().as_default():  # elementwise: d sum(y) / dx_i is y's own slope at x_i
+        xp = ml.placeholder(ml.float64, [41])
+        y = L.activations.get(name)(xp)
+        (dy,) = ml.gradients(ml.reduce_sum(y), [xp])
+        x64, h = xv[0].astype(np.float64), 1e-6
+        with ml.Session() as s:
+            got = s.run(dy, {xp: x64})
+            fd = (s.run(y, {xp: x64 + h}) - s.run(y, {xp: x64 - h})) / (2 * h)
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_with_hard_sigmoid_recurrent_activation_matches_keras():
+    xv = np.random.default_rng(0).standard_normal((3, 5, 4)).astype(np.float32)
+    _same_layer(L.LSTM(6, recurrent_activation="hard_sigmoid", return_sequences=True),
+                keras.layers.LSTM(6, recurrent_activation="hard_sigmoid",
+                                  return_sequences=True), xv, rtol=1e-4, atol=1e-5)

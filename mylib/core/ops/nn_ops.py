@@ -664,38 +664,50 @@ def _tiled_max_pool(x, k, padding, nhwc):
 
 
 def _tiled_max_pool_fwd(x, k, padding, nhwc):
-    y = _tiled_max_pool(x, k, padding, nhwc)
-    return y, (x, y)
+    return _tiled_max_pool(x, k, padding, nhwc), x
 
 
-def _tiled_max_pool_bwd(k, padding, nhwc, res, g):
-    """The gradient goes to the first maximum of each window in row-major order, as
-    TensorFlow's `MaxPoolGrad` and XLA's `select_and_scatter` route it."""
-    x, y = res
+def _tiled_max_pool_bwd(k, padding, nhwc, x, g):
+    """The gradient goes where XLA's `select_and_scatter` (what `lax.reduce_window`'s
+    gradient, Keras 3 and the non-tiled pools use) routes it: a scan of each window in
+    row-major order that keeps its pick while ``pick >= next`` and moves on otherwise.
+    Without NaN that is the first maximum (TensorFlow's `MaxPoolGrad` too); a NaN is
+    never kept (``NaN >= v`` and ``v >= NaN`` are false), so the pick is the window's
+    last NaN when nothing follows it, else the first maximum of what follows."""
     xt, edges = _tile(x, k, padding, nhwc)
     wa = _window_axes(nhwc)
     zero = jnp.zeros((), g.dtype)
-    if k[0] * k[1] <= 9:  # small windows: one mask per position, no index arithmetic
-        taken, rows = None, []
-        for i in range(k[0]):
-            cols = []
-            for j in range(k[1]):
-                at = [slice(None)] * xt.ndim
-                at[wa[0]], at[wa[1]] = i, j
-                hit = xt[tuple(at)] == y
-                if taken is not None:
-                    hit = hit & ~taken
-                taken = hit if taken is None else taken | hit
-                cols.append(jnp.where(hit, g, zero))
-            rows.append(jnp.stack(cols, wa[1] - 1))
+    n_win = k[0] * k[1]
+    if n_win <= 9:  # small windows: the scan itself, one position at a time
+        def at(n):
+            idx = [slice(None)] * xt.ndim
+            idx[wa[0]], idx[wa[1]] = divmod(n, k[1])
+            return xt[tuple(idx)]
+
+        pick_v, pick = at(0), jnp.zeros(g.shape, jnp.int32)
+        for n in range(1, n_win):
+            v = at(n)
+            keep = pick_v >= v
+            pick_v, pick = jnp.where(keep, pick_v, v), jnp.where(keep, pick, n)
+        rows = [jnp.stack([jnp.where(pick == i * k[1] + j, g, zero) for j in range(k[1])],
+                          wa[1] - 1) for i in range(k[0])]
         dt = jnp.stack(rows, wa[0])
-    else:
+    else:  # the same pick from reductions over the window axes
         pos_shape = [1] * xt.ndim
         pos_shape[wa[0]], pos_shape[wa[1]] = k
-        pos = jnp.arange(k[0] * k[1], dtype=jnp.int32).reshape(pos_shape)
-        first = jnp.min(jnp.where(xt == jnp.expand_dims(y, wa), pos, k[0] * k[1]),
-                        axis=wa, keepdims=True)
-        dt = jnp.where(pos == first, jnp.expand_dims(g, wa), zero)
+        pos = jnp.arange(n_win, dtype=jnp.int32).reshape(pos_shape)
+        if jnp.issubdtype(xt.dtype, jnp.inexact):
+            last_nan = jnp.max(jnp.where(jnp.isnan(xt), pos, -1), axis=wa, keepdims=True)
+            after = pos > last_nan
+            top = jnp.max(jnp.where(after, xt, jnp.array(-jnp.inf, xt.dtype)), axis=wa,
+                          keepdims=True)
+            first = jnp.min(jnp.where(after & (xt == top), pos, n_win), axis=wa,
+                            keepdims=True)
+            pick = jnp.where(first < n_win, first, last_nan)
+        else:
+            top = jnp.max(xt, axis=wa, keepdims=True)
+            pick = jnp.min(jnp.where(xt == top, pos, n_win), axis=wa, keepdims=True)
+        dt = jnp.where(pos == pick, jnp.expand_dims(g, wa), zero)
     shape = list(dt.shape)
     for ax in sorted(wa, reverse=True):
         shape[ax - 1:ax + 1] = [shape[ax - 1] * shape[ax]]
