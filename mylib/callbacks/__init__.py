@@ -157,7 +157,14 @@ class History(Callback):
 
 
 def _fmt_logs(logs):
-    return " - ".join(f"{k}: {float(np.asarray(v)):.4f}" for k, v in logs.items())
+    return " - ".join(f"{k}: {_fmt_value(v)}" for k, v in logs.items())
+
+
+def _fmt_value(v):
+    a = np.asarray(v)
+    if a.ndim == 0:
+        return f"{float(a):.4f}"
+    return np.array2string(a.astype(np.float64), precision=4, separator=", ")
 
 
 class _LineBar:

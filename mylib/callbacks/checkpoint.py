@@ -69,7 +69,8 @@ class ModelCheckpoint(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         if _batch_save_due(self, batch):
-            logs = {k: float(np.asarray(v)) for k, v in (logs or {}).items()}
+            logs = {k: float(a) if a.ndim == 0 else a
+                    for k, a in ((k, np.asarray(v)) for k, v in (logs or {}).items())}
             self._save(self._epoch, batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):

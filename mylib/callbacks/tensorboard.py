@@ -149,7 +149,8 @@ class TensorBoard(Callback):
                 self._global_batch // self.update_freq > before // self.update_freq:
             w = self._writer("train")
             for k, v in logs.items():
-                w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)
+                if np.ndim(v) == 0:  # metrics with several values are not scalars
+                    w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)
 
     def _start_profiler(self):
         import jax
@@ -197,6 +198,8 @@ class TensorBoard(Callback):
             if lr is not None:
                 logs["learning_rate"] = lr
         for k, v in logs.items():
+            if np.ndim(v) != 0:  # metrics with several values are not scalars
+                continue
             if k.startswith("val_"):
                 self._writer("validation").add_scalar("epoch_" + k[4:], float(v), epoch)
             else:

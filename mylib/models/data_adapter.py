@@ -601,3 +601,14 @@ class ArrayEpochs:
         if self.stream is None:
             self.stream = self._endless()
         return itertools.islice(self.stream, self.spe)
+
+
+def host_logs(names, values):
+    """``{name: value}`` of a step's metric results read on the host: a Python float
+    for a scalar, a numpy array for a metric with several values (``Recall`` with a
+    list of thresholds, ``F1Score(average=None)``), as Keras's logs hold them."""
+    logs = {}
+    for k, v in zip(names, values):
+        a = np.asarray(v)
+        logs[k] = float(a) if a.ndim == 0 else a
+    return logs

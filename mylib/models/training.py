@@ -639,8 +639,7 @@ class Model(GraphNetworkMixin, Layer):
                               "the dataset or generator can produce `steps_per_epoch * "
                               "epochs` batches (e.g. with `.repeat()`).", stacklevel=2)
                 break
-            epoch_logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"),
-                                                                  outs[1:])}
+            epoch_logs = da.host_logs(self._mode_names("train"), outs[1:])
             if val is not None and do_val(epoch):
                 vlogs = self._test_loop(val[2](), val[0], cb, sw_ndim=val[1])
                 epoch_logs.update({"val_" + k: v for k, v in vlogs.items()})
@@ -747,7 +746,7 @@ class Model(GraphNetworkMixin, Layer):
                 cb.on_test_batch_end(last, dict(zip(names, outs[1:])))
         if outs is None:
             raise ValueError("No batches to evaluate: the data is empty (or `steps` is 0).")
-        logs = {k: float(np.asarray(v)) for k, v in zip(names, outs[1:])}
+        logs = da.host_logs(names, outs[1:])
         if cb is not None:
             cb.on_test_end(logs)
         return logs
@@ -945,7 +944,7 @@ class Model(GraphNetworkMixin, Layer):
         fn = self._step_fn("train", ys, sw_ndim=sw.ndim)
         self._reset_metrics()
         outs = self._call_step(fn, [*xs, *ys, sw])
-        logs = {k: float(np.asarray(v)) for k, v in zip(self._mode_names("train"), outs[1:])}
+        logs = da.host_logs(self._mode_names("train"), outs[1:])
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
 
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):

@@ -424,3 +424,36 @@ def test_mixed_float16_multi_head_attention_with_mask(reset_policy):
     got = np.asarray(ours(q, q, attention_mask=am))
     assert got.dtype == want.dtype
     _close(got, want, 1e-2, 1e-2)
+
+
+def test_metrics_with_several_values_in_evaluate_and_fit_logs_match_keras(tmp_path):
+    """A metric whose result is a vector (Recall and Precision with a list of
+    thresholds) reaches evaluate's result and fit's History as an array,
+    equal to Keras's; the progress bar, CSVLogger and TensorBoard take it too."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 4)).astype(np.float32)
+    y = (rng.uniform(size=(40, 1)) < .5).astype(np.float32)
+
+    def build(lib):
+        m = lib.Sequential([lib.layers.Input((4,)), lib.layers.Dense(1, activation="sigmoid")])
+        m.compile(optimizer=lib.optimizers.SGD(0.1), loss="binary_crossentropy",
+                  metrics=[lib.metrics.Recall(thresholds=[0.3, 0.6], name="rec"),
+                           lib.metrics.Precision(thresholds=[0.2, 0.5, 0.8], name="prec")])
+        return m
+
+    km, mm = build(keras), build(ml)
+    mm.set_weights(km.get_weights())
+    want = km.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    got = mm.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    assert set(got) == set(want)
+    for k in want:
+        _close(got[k], want[k], rtol=1e-5, atol=1e-6)
+    assert np.asarray(got["rec"]).shape == (2,)
+    kh = km.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history
+    mh = mm.fit(x, y, batch_size=8, epochs=2, verbose=2, shuffle=False,
+                callbacks=[ml.callbacks.CSVLogger(str(tmp_path / "log.csv")),
+                           ml.callbacks.TensorBoard(str(tmp_path / "tb"))]).history
+    for k in kh:
+        for a, b in zip(mh[k], kh[k]):
+            _close(a, b, rtol=1e-4, atol=1e-5)
+    assert "rec" in (tmp_path / "log.csv").read_text().splitlines()[0]
