@@ -302,10 +302,36 @@ def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None, info=None)
             if masked is not None:
                 out_losses.append(masked)
                 continue
-        per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None, info)
-        out_losses.append(reduction_ops.reduce_sum(per * sw) / batch if sw_ndim == 1
-                          else reduction_ops.reduce_sum(per) / batch)
+        elements = []
+        per = _per_sample(tr["loss_fns"][i], yt, yp, sw if sw_ndim > 1 else None, info,
+                          elements)
+        out_losses.append(_reduced(tr["loss_fns"][i], per, sw, sw_ndim, batch,
+                                   elements[0] if elements else None))
     return out_losses, aligned
+
+
+def _reduced(loss_fn, per, sw, sw_ndim, batch, elements=None):
+    """The batch loss from per-sample losses `per` by the loss object's `reduction`,
+    as Keras's compiled loss: ``"sum"`` the weighted sum; ``"mean_with_sample_weight"``
+    that sum over the sum of the weights (0 where they sum to 0); otherwise
+    (``"sum_over_batch_size"``, ``"mean"``, plain functions) over the batch's rows.
+    Per-element weights (`sw_ndim` > 1) are already in `per` (averaged per sample),
+    so their per-sample means are the weights summed. `elements`: the loss values per
+    sample that `per` averages (a sequence's timesteps), which ``"sum"`` adds up."""
+    total = reduction_ops.reduce_sum(per * sw) if sw_ndim == 1 else \
+        reduction_ops.reduce_sum(per)
+    red = getattr(loss_fn, "reduction", "sum_over_batch_size")
+    if red == "sum":
+        return total if elements is None else total * math_ops.cast(elements, total.dtype)
+    if red == "mean_with_sample_weight":
+        den = reduction_ops.reduce_sum(sw)
+        if sw_ndim > 1:
+            den = den * math_ops.cast(array_ops.shape(sw)[0], den.dtype) / math_ops.cast(
+                array_ops.size(sw), den.dtype)
+        zero = math_ops.equal(den, 0.0)
+        return array_ops.where(zero, constant_ops.zeros_like(total),
+                               total / array_ops.where(zero, constant_ops.ones_like(den), den))
+    return total / batch
 
 
 def _total_loss(model, tr, out_losses, fx):
@@ -418,17 +444,21 @@ def _masked_loss(loss_fn, y_true, y_pred, mask, sw):
     return reduction_ops.reduce_sum(per) / math_ops.maximum(valid, 1.0)
 
 
-def _per_sample(loss_fn, y_true, y_pred, element_weights=None, info=None):
+def _per_sample(loss_fn, y_true, y_pred, element_weights=None, info=None, elements=None):
     """Per-sample losses [batch]: loss objects through their `call`, functions directly;
     extra axes are averaged (Keras's per-sample reduction); a scalar (a loss that
     reduces the batch itself) stands for each sample. `element_weights` (e.g.
     per-timestep weights [batch, T]) multiply the losses before that average, and the
-    caller then feeds samples weights of 1."""
+    caller then feeds samples weights of 1. `elements`, a list, receives the number of
+    values averaged per sample (a float32 scalar tensor) when there are extra axes."""
     call = getattr(loss_fn, "call", None)
     per = call(y_true, y_pred) if call is not None else loss_fn(y_true, y_pred)
     if element_weights is not None:
         per = per * element_weights
     if per.shape.rank is not None and per.shape.rank > 1:
+        if elements is not None:
+            shape = math_ops.cast(array_ops.shape(per), "float32")
+            elements.append(reduction_ops.reduce_prod(shape[1:]))
         per = reduction_ops.reduce_mean(per, axis=list(range(1, per.shape.rank)))
     elif per.shape.rank == 0:
         if info is not None:

@@ -457,3 +457,35 @@ def test_metrics_with_several_values_in_evaluate_and_fit_logs_match_keras(tmp_pa
         for a, b in zip(mh[k], kh[k]):
             _close(a, b, rtol=1e-4, atol=1e-5)
     assert "rec" in (tmp_path / "log.csv").read_text().splitlines()[0]
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean_with_sample_weight",
+                                       "sum_over_batch_size"])
+@pytest.mark.parametrize("sequence", [False, True])
+def test_compiled_loss_reduction_matches_keras(reduction, sequence):
+    """compile(loss=Loss(reduction=...)): evaluate (with and without sample weights,
+    a short last batch) and two epochs of fit (History and weights) equal Keras's;
+    with sequence outputs and per-timestep weights "sum" adds every timestep's loss."""
+    rng = np.random.default_rng(1)
+    shape_x, shape_y, shape_w = ((21, 5, 3), (21, 5, 2), (21, 5)) if sequence else \
+        ((43, 4), (43, 1), (43,))
+    x = rng.normal(size=shape_x).astype(np.float32)
+    y = rng.normal(size=shape_y).astype(np.float32)
+    sw = rng.uniform(0, 2, size=shape_w).astype(np.float32)
+
+    def build(lib):
+        m = lib.Sequential([lib.layers.Input(shape_x[1:]), lib.layers.Dense(shape_y[-1])])
+        m.compile(optimizer=lib.optimizers.SGD(0.01),
+                  loss=lib.losses.MeanSquaredError(reduction=reduction))
+        return m
+
+    km, mm = build(keras), build(ml)
+    mm.set_weights(km.get_weights())
+    for kw in ({}, {"sample_weight": sw}):
+        _close(mm.evaluate(x, y, batch_size=8, verbose=0, **kw),
+               km.evaluate(x, y, batch_size=8, verbose=0, **kw), rtol=1e-5, atol=1e-6)
+    kh = km.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False, sample_weight=sw)
+    mh = mm.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False, sample_weight=sw)
+    _close(mh.history["loss"], kh.history["loss"], rtol=1e-5, atol=1e-6)
+    for a, b in zip(mm.get_weights(), km.get_weights()):
+        _close(a, b, rtol=1e-5, atol=1e-6)
