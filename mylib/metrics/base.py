@@ -282,7 +282,9 @@ def _weights_like(sample_weight, values):
     if sample_weight is None:
         return constant_ops.ones_like(values)
     sw = _float(sample_weight)
-    sw, values = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
+    # Aligning may squeeze a trailing 1 off `values` ([batch, 1] -> [batch]); the
+    # weights are still returned in `values`' own shape.
+    sw, _ = squeeze_or_expand_to_same_rank(sw, values, expand_rank_1=False)
     while sw.shape.rank is not None and values.shape.rank is not None \
             and sw.shape.rank < values.shape.rank:
         sw = array_ops.expand_dims(sw, -1)

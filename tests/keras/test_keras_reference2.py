@@ -489,3 +489,31 @@ def test_compiled_loss_reduction_matches_keras(reduction, sequence):
     _close(mh.history["loss"], kh.history["loss"], rtol=1e-5, atol=1e-6)
     for a, b in zip(mm.get_weights(), km.get_weights()):
         _close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_weighted_scores_of_a_single_output_column_match_keras():
+    """F1/FBeta, AUC and thresholded Precision on [batch, 1] predictions with sample
+    weights: the weights keep the predictions' shape (aligning them once squeezed the
+    column away, and F1Score's update broadcast to [batch, batch])."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 4)).astype(np.float32)
+    y = (rng.uniform(size=(40, 1)) < .5).astype(np.float32)
+    sw = rng.uniform(0, 2, 40).astype(np.float32)
+
+    def build(lib):
+        m = lib.Sequential([lib.layers.Input((4,)), lib.layers.Dense(1, activation="sigmoid")])
+        m.compile(loss="binary_crossentropy",
+                  metrics=[lib.metrics.F1Score(average=None, threshold=0.5, name="f1"),
+                           lib.metrics.FBetaScore(beta=2.0, threshold=0.4, name="fb")],
+                  weighted_metrics=[lib.metrics.F1Score(threshold=0.5, name="wf1"),
+                                    lib.metrics.AUC(name="auc"),
+                                    lib.metrics.Precision(thresholds=[0.3, 0.6], name="p")])
+        return m
+
+    km, mm = build(keras), build(ml)
+    mm.set_weights(km.get_weights())
+    want = km.evaluate(x, y, batch_size=8, sample_weight=sw, verbose=0, return_dict=True)
+    got = mm.evaluate(x, y, batch_size=8, sample_weight=sw, verbose=0, return_dict=True)
+    assert set(got) == set(want)
+    for k in want:
+        _close(got[k], want[k], rtol=1e-5, atol=1e-6)
