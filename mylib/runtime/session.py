@@ -904,8 +904,8 @@ class Session:
         random ops, lowered in 32 bits) gets a closure holding everything the step
         reads: at the digits MLP's ~60 us steps, where the Python around the compiled
         call is most of what is left, each attribute read and branch of the general
-        path showed in the step rate (fit at k=1: 0.81-0.86 -> 0.88-0.93 of the
-        hand-written loop, epochs interleaved in one process)."""
+        path showed in the step rate (fit at k=1 3-9% faster, epochs interleaved with
+        the old path in one process; see benchmarks/RESULTS.md, sixth pass)."""
         if plan.segmented is not None:
             return lambda vals: self._execute_with_options(plan, vals, None, None)
         if plan.uses_rng or not plan.x32:
