@@ -100,14 +100,16 @@ def run_jax(x, y, sizes, batch, epochs, lr=1e-3, seed=0):
     return times, mean_loss()
 
 
-def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=1, callbacks=()):
+def run_mylib(x, y, sizes, batch, epochs, lr=1e-3, steps_per_execution=None, callbacks=()):
+    """mylib's `fit`; `steps_per_execution` None is compile's default (one step per
+    call, grouped by fit itself on long enough fits), an int is passed as given."""
     timer = EpochTimer()
     layers = [ml.layers.Input((sizes[0],))]
     for s in sizes[1:-1]:
         layers.append(ml.layers.Dense(s, activation="relu"))
     layers.append(ml.layers.Dense(sizes[-1]))
     model = ml.Sequential(layers)
-    kw = {"steps_per_execution": steps_per_execution} if steps_per_execution > 1 else {}
+    kw = {} if steps_per_execution is None else {"steps_per_execution": steps_per_execution}
     model.compile(optimizer=ml.optimizers.Adam(lr),
                   loss=ml.losses.SparseCategoricalCrossentropy(from_logits=True), **kw)
     hist = model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0,

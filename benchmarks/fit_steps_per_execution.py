@@ -14,6 +14,11 @@ JAX loops doing the same training:
 The second form measures k=1 only, with mylib's epochs and the hand-written loop's in
 turn (the machine's speed drifts between blocks of epochs).
 
+mylib at k=1 has two rows: ``steps_per_execution=1`` (one step per call, always) and
+compile's default (None), where `fit` itself groups the steps of a fit with at least
+8192 full batches after its first epoch (see `Model.compile`): use ``--epochs 160``
+or more (``--interleaved`` 160 or more) for that row to differ from the other.
+
 samples/s is the median over epochs after the first (which includes compilation,
 reported separately); repeats rotate the runners. The ratio column is against the
 one-step-per-call hand-written loop; a second table puts each mylib k next to the
@@ -95,10 +100,11 @@ def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
     return times, float(jax.jit(loss_fn)(params, x, y))
 
 
-def interleaved_k1(x, y, sizes, batch, epochs):
-    """mylib's `fit` at k=1 and the hand-written per-step loop, epoch by epoch in turn
-    (a callback runs one hand-written epoch after each of mylib's), so that both see
-    the machine at the same speed. Returns ``(mylib medians, hand medians, ratio of
+def interleaved_k1(x, y, sizes, batch, epochs, steps_per_execution=1):
+    """mylib's `fit` at k=1 (`steps_per_execution` 1, or None: compile's default, where
+    fit groups steps itself on a fit this long) and the hand-written per-step loop,
+    epoch by epoch in turn (a callback runs one hand-written epoch after each of
+    mylib's), so that both see the machine at the same speed. Returns ``(mylib medians, hand medians, ratio of
     the medians, median of the per-epoch ratios)``, times in seconds."""
     hand_epoch, _ = jax_epochs(x, y, sizes, batch)
     hand = []
@@ -107,7 +113,8 @@ def interleaved_k1(x, y, sizes, batch, epochs):
         def on_epoch_end(self, epoch, logs=None):
             hand.append(hand_epoch())
 
-    mine, _ = run_mylib(x, y, sizes, batch, epochs, callbacks=[Turn()])
+    mine, _ = run_mylib(x, y, sizes, batch, epochs, callbacks=[Turn()],
+                        steps_per_execution=steps_per_execution)
     m, h = np.array(mine[3:]), np.array(hand[3:])  # after compilation and warm-up
     return np.median(m), np.median(h), np.median(h) / np.median(m), np.median(h / m)
 
@@ -124,13 +131,17 @@ def main(argv=None):
     print(f"jax {jax.__version__}, devices {jax.devices()}, epochs {args.epochs}, "
           f"{-(-len(x) // batch)} steps an epoch")
     if args.interleaved:
-        m, h, r, pr = interleaved_k1(x, y, sizes, batch, args.interleaved)
-        print(f"k=1, {args.interleaved} epochs in turn: mylib {m * 1e3:.2f} ms/epoch, "
-              f"hand-written {h * 1e3:.2f}; ratio of medians {r:.3f}, median of the "
-              f"per-epoch ratios {pr:.3f}")
+        for spe, what in ((1, "steps_per_execution=1"),
+                          (None, "default (fit groups the steps)")):
+            m, h, r, pr = interleaved_k1(x, y, sizes, batch, args.interleaved, spe)
+            print(f"k=1, {what}, {args.interleaved} epochs in turn: mylib "
+                  f"{m * 1e3:.2f} ms/epoch, hand-written {h * 1e3:.2f}; ratio of medians "
+                  f"{r:.3f}, median of the per-epoch ratios {pr:.3f}")
         return
     runners = [("jax.jit + optax, 1 step/call", lambda e: run_jax(x, y, sizes, batch, e)),
                ("mylib fit, steps_per_execution=1",
+                lambda e: run_mylib(x, y, sizes, batch, e, steps_per_execution=1)),
+               ("mylib fit, default",
                 lambda e: run_mylib(x, y, sizes, batch, e))]
     for k in args.k:
         runners.append((f"jax lax.scan, {k} steps/call",
@@ -142,12 +153,14 @@ def main(argv=None):
     rows = compare("digits MLP 64-128-10, batch 32: steps per call", len(x), runners,
                    args.epochs, args.repeats)
     print("\n  mylib / hand-written at the same steps per call")
-    pairs = [(1, "jax.jit + optax, 1 step/call", "mylib fit, steps_per_execution=1")] + \
+    pairs = [(1, "jax.jit + optax, 1 step/call", "mylib fit, steps_per_execution=1"),
+             ("1 (default)", "jax.jit + optax, 1 step/call",
+              "mylib fit, default")] + \
         [(k, f"jax lax.scan, {k} steps/call", f"mylib fit, steps_per_execution={k}")
          for k in args.k]
     for k, hand, mine in pairs:
         if hand in rows and mine in rows:
-            print(f"  k={k:<3d} {rows[mine] / rows[hand]:6.2f}")
+            print(f"  k={k!s:<12s} {rows[mine] / rows[hand]:6.2f}")
 
 
 if __name__ == "__main__":

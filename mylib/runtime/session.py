@@ -604,7 +604,22 @@ class Session:
             fx = step_effects()
             return fx is not None and not fx["writes"] and not fx["random"]
 
+        def precompile(k, vals, max_flops=None):
+            """Starts compiling the k-step loop for feeds shaped like `vals` (ONE
+            step's feed values) on a background thread, so that later calls with k
+            stacked steps find it compiled. Returns a `LoopCompile` handle, or None
+            where the plan cannot run as one loop program (or, with `max_flops`, where
+            XLA's cost analysis puts one step above that many floating-point
+            operations: such a step is long enough that its call overhead does not
+            matter). Tracing and lowering happen on the calling thread; only XLA's
+            compilation, which releases the GIL, runs on the other one."""
+            plan = self._plan(leaves, feed_keys, vals)
+            box[:] = [plan]
+            owned.add(plan.key)
+            return self._precompile_loop(plan, k, vals, max_flops)
+
         call.step_effects, call.steps_are_pure = step_effects, steps_are_pure
+        call.precompile = precompile
         owned = self._plans_owned_by(call)
         return call
 
@@ -698,6 +713,46 @@ class Session:
                 return None
             store.update(zip(plan.rw_keys, new))
         return [None if o is None else last[o] for o in plan.n_fetch]
+
+    @with_x64
+    def _precompile_loop(self, plan, k, vals, max_flops=None):
+        """Lowers `plan`'s k-step loop for feeds shaped like `vals` (one step's) with
+        the signature `_execute_loop` calls it with, and compiles it on a background
+        thread: a `LoopCompile`, or None (the plan does not loop, or is above
+        `max_flops` a step)."""
+        if plan.segmented is not None:
+            return None
+        if plan.loop is None:
+            plan.loop = self._loop_fn(plan)
+        if plan.loop is False:
+            return None
+        store = self._store
+        with self._lock:
+            try:
+                rw = tuple(store[key] for key in plan.rw_keys)
+                ro = tuple(store[key] for key in plan.ro_keys)
+            except KeyError:
+                return None
+        if plan.wide_args:
+            rw, ro = _device_wide(plan, rw, ro)
+        spec = lambda a: jax.ShapeDtypeStruct((k,) + np.shape(a), a.dtype)  # noqa: E731
+        stacked = tuple(spec(v) for v in vals)
+        counts = jax.ShapeDtypeStruct((k, len(plan.rng_ops)), np.uint32) \
+            if plan.uses_rng else None
+        try:
+            with _x64_mode(not plan.x32):
+                lowered = plan.loop.lower(rw, ro, stacked, counts, k=k)
+        except _NoLoop:
+            plan.loop = False
+            return None
+        if max_flops is not None:
+            cost = lowered.cost_analysis() or {}
+            if isinstance(cost, (list, tuple)):
+                cost = cost[0] if cost else {}
+            # The loop body is counted once: the flops of one step.
+            if float(cost.get("flops", 0.0)) > max_flops:
+                return None
+        return LoopCompile(lowered)
 
     # --- plans ---
     def _plan(self, leaves, feed_keys, feed_vals):
@@ -1022,6 +1077,37 @@ def _drop_plans(sess_ref, keys):
 
 
 _NO_CONTEXT = contextlib.nullcontext()  # reusable: it holds no state
+
+
+class LoopCompile:
+    """A k-step loop program compiling on a background (daemon) thread: `ready()`
+    says whether it has finished, `wait(timeout)` waits for it (seconds) and returns
+    `ok`, true when it compiled. Compiling fills JAX's cache for the loop's jitted
+    function, so the next call with the same signature runs without compiling; the
+    handle also keeps the executable alive."""
+
+    def __init__(self, lowered):
+        self.ok = False
+        self._compiled = None
+        self._done = threading.Event()
+        threading.Thread(target=self._compile, args=(lowered,), daemon=True,
+                         name="mylib-loop-compile").start()
+
+    def _compile(self, lowered):
+        try:
+            self._compiled = lowered.compile()
+            self.ok = True
+        except Exception:  # noqa: BLE001 - the caller keeps running single steps
+            self.ok = False
+        finally:
+            self._done.set()
+
+    def ready(self):
+        return self._done.is_set()
+
+    def wait(self, timeout=None):
+        self._done.wait(timeout)
+        return self.ok
 
 
 def _x64_mode(on):
