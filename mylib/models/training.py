@@ -306,7 +306,8 @@ class Model(GraphNetworkMixin, Layer):
             ys = [np.ascontiguousarray(a, dtype=da.np_dtype_for(a))
                   for a in da.flat_arrays(y)]
         elif y is not None:
-            ys = da.standardize(da.as_arrays(y, "y"), self.outputs, self.output_names,
+            y = self._fill_unused_targets(da.as_arrays(y, "y"), xs)
+            ys = da.standardize(y, self.outputs, self.output_names,
                                 "output", self._nested_outputs, self.name)
             self._check_label_range(ys)
         arrays = xs + (ys or [])
@@ -325,6 +326,36 @@ class Model(GraphNetworkMixin, Layer):
         if ys is not None and sw is None:
             sw = np.ones(n, np.float32)
         return xs, ys, sw, n
+
+    def _fill_unused_targets(self, y, xs):
+        """A dict of targets may leave out outputs that have no loss and no metric (as
+        in Keras): they get zeros of the output's shape, which no loss or metric reads
+        (an unknown dimension is 1). Other missing keys are left to the error that
+        names them."""
+        args = self.__dict__.get("_compile_args")
+        if not isinstance(y, dict) or not args or args.get("loss") is None or not xs:
+            return y
+        nested = self._nested_outputs
+        keys = sorted(nested) if isinstance(nested, dict) else list(self.output_names)
+        missing = [k for k in keys if k not in y]
+        if not missing or len(keys) != len(self.outputs):
+            return y
+        try:
+            losses = self._per_output(args["loss"], "loss")
+            mets = [self._per_output(args[a] or [], "metrics")
+                    for a in ("metrics", "weighted_metrics")]
+        except ValueError:
+            return y
+        n = len(xs[0])
+        y = dict(y)
+        for k in missing:
+            i = keys.index(k)
+            if losses[i] is not None or any(m[i] for m in mets):
+                return y  # a loss or metric reads it: "No data provided" names it
+            t = self.outputs[i]
+            shape = [1 if d is None else d for d in t.shape.as_list()[1:]]
+            y[k] = np.zeros([n] + shape, t.dtype.np)
+        return y
 
     # ------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
