@@ -11,8 +11,9 @@ JAX loops doing the same training:
     python benchmarks/fit_steps_per_execution.py [--epochs 20] [--repeats 3]
     python benchmarks/fit_steps_per_execution.py --interleaved 300
 
-The second form measures k=1 only, with mylib's epochs and the hand-written loop's in
-turn (the machine's speed drifts between blocks of epochs).
+The second form measures each k (1, the default, then --k) against the hand-written
+loop of the same k, mylib's epochs and the hand-written loop's in turn (the machine's
+speed drifts between blocks of epochs).
 
 mylib at k=1 has two rows: ``steps_per_execution=1`` (one step per call, always) and
 compile's default (None), where `fit` itself groups the steps of a fit with at least
@@ -41,8 +42,10 @@ from _harness import compare
 from fit_mlp import digits_data, jax_epochs, run_jax, run_mylib
 
 
-def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
-    """The hand-written k-steps-per-call loop (see the module docstring)."""
+def jax_scan_epochs(x, y, sizes, batch, k, lr=1e-3, seed=0):
+    """The hand-written k-steps-per-call loop (see the module docstring) as
+    ``(epoch, mean_loss)``: `epoch()` trains one shuffled pass and returns its wall
+    time (seconds)."""
     rng = np.random.default_rng(seed)
     params = []
     for a, b in zip(sizes[:-1], sizes[1:]):
@@ -50,7 +53,7 @@ def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
         params.append((jnp.asarray(rng.uniform(-lim, lim, (a, b)), jnp.float32),
                        jnp.zeros((b,), jnp.float32)))
     tx = optax.adam(lr, eps=1e-7)
-    opt_state = tx.init(params)
+    state = [params, tx.init(params)]
 
     def loss_fn(p, xb, yb):
         h = xb
@@ -78,11 +81,12 @@ def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
 
     n = len(x)
     full = n // batch
-    times = []
-    for _ in range(epochs):
+
+    def epoch():
         t0 = time.perf_counter()
         perm = rng.permutation(n)
         xs, ys = x[perm], y[perm]
+        params, opt_state = state
         for g in range(0, full, k):  # groups of k full batches, then the tail's run
             m = min(k, full - g)
             lo, hi = g * batch, (g + m) * batch
@@ -96,17 +100,28 @@ def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
             params, opt_state, _ = step(params, opt_state, xs[full * batch:],
                                         ys[full * batch:])
         jax.block_until_ready(params)
-        times.append(time.perf_counter() - t0)
-    return times, float(jax.jit(loss_fn)(params, x, y))
+        state[:] = [params, opt_state]
+        return time.perf_counter() - t0
+
+    return epoch, lambda: float(jax.jit(loss_fn)(state[0], x, y))
 
 
-def interleaved_k1(x, y, sizes, batch, epochs, steps_per_execution=1):
-    """mylib's `fit` at k=1 (`steps_per_execution` 1, or None: compile's default, where
-    fit groups steps itself on a fit this long) and the hand-written per-step loop,
-    epoch by epoch in turn (a callback runs one hand-written epoch after each of
-    mylib's), so that both see the machine at the same speed. Returns ``(mylib medians, hand medians, ratio of
+def run_jax_scan(x, y, sizes, batch, epochs, k, lr=1e-3, seed=0):
+    epoch, mean_loss = jax_scan_epochs(x, y, sizes, batch, k, lr, seed)
+    times = [epoch() for _ in range(epochs)]
+    return times, mean_loss()
+
+
+def interleaved(x, y, sizes, batch, epochs, steps_per_execution=1):
+    """mylib's `fit` with `steps_per_execution` (None: compile's default, where fit
+    groups steps itself on a fit this long) and the hand-written loop of as many steps
+    per call (the per-step loop for 1 and None), epoch by epoch in turn (a callback
+    runs one hand-written epoch after each of mylib's), so that both see the machine
+    at the same speed. Returns ``(mylib medians, hand medians, ratio of
     the medians, median of the per-epoch ratios)``, times in seconds."""
-    hand_epoch, _ = jax_epochs(x, y, sizes, batch)
+    k = steps_per_execution or 1
+    hand_epoch, _ = (jax_epochs(x, y, sizes, batch) if k == 1 else
+                     jax_scan_epochs(x, y, sizes, batch, k))
     hand = []
 
     class Turn(ml.callbacks.Callback):
@@ -125,16 +140,18 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--k", type=int, nargs="+", default=[8, 32])
     p.add_argument("--interleaved", type=int, default=0, metavar="EPOCHS",
-                   help="only compare k=1 with the hand-written loop, epochs in turn")
+                   help="compare each k (1, the default, --k) with the hand-written "
+                        "loop of the same k, epochs in turn")
     args = p.parse_args(argv)
     x, y, sizes, batch = digits_data()
     print(f"jax {jax.__version__}, devices {jax.devices()}, epochs {args.epochs}, "
           f"{-(-len(x) // batch)} steps an epoch")
     if args.interleaved:
-        for spe, what in ((1, "steps_per_execution=1"),
-                          (None, "default (fit groups the steps)")):
-            m, h, r, pr = interleaved_k1(x, y, sizes, batch, args.interleaved, spe)
-            print(f"k=1, {what}, {args.interleaved} epochs in turn: mylib "
+        for spe in [1, None] + args.k:
+            what = "default (fit groups the steps; hand-written: 1 step/call)" \
+                if spe is None else f"steps_per_execution={spe}"
+            m, h, r, pr = interleaved(x, y, sizes, batch, args.interleaved, spe)
+            print(f"{what}, {args.interleaved} epochs in turn: mylib "
                   f"{m * 1e3:.2f} ms/epoch, hand-written {h * 1e3:.2f}; ratio of medians "
                   f"{r:.3f}, median of the per-epoch ratios {pr:.3f}")
         return

@@ -582,14 +582,50 @@ class ArrayEpochs:
         self.spe = steps_per_epoch
         self.stream = None
 
-    def _pass(self):
+    def _arrays(self):
+        """One pass's arrays (``[*xs, *ys, sw?]``, shuffled as asked)."""
         xs, ys, sw, n, bs, shuffle, weighted = self.args
         order = batch_order(n, bs) if shuffle == "batch" else (
             np.random.permutation(n) if shuffle else None)
         if order is not None:  # sample weights gathered only when they are fed
             xs, ys = [a[order] for a in xs], [a[order] for a in ys]
             sw = sw[order] if weighted else None
-        return array_feeds(xs, ys, sw if weighted else None, n, bs)
+        return list(xs) + list(ys) + ([sw] if weighted else [])
+
+    def _pass(self):
+        xs, ys, sw, n, bs, shuffle, weighted = self.args
+        return array_feeds(self._arrays(), [], None, n, bs)
+
+    def grouped(self, k, split_last=True):
+        """One epoch as `executions` ``(enumerate(self()), k, split_last)`` yields it,
+        cut straight from the pass's arrays: each group of k full batches is one
+        reshaped slice per array (no per-batch Python). None with `steps_per_epoch`
+        (epochs then run across passes)."""
+        if self.spe is not None:
+            return None
+        return self._grouped(self._arrays(), k, split_last)
+
+    def _grouped(self, src, k, split_last):
+        n, bs = self.args[3], self.args[4]
+        full = n // bs
+        whole = full // k * k
+        for b in range(0, whole, k):
+            lo, hi = b * bs, (b + k) * bs
+            yield b, b + k - 1, [(True, [a[lo:hi].reshape((k, bs) + a.shape[1:])
+                                         for a in src])]
+        rest = full - whole
+        calls = []
+        if rest > 1 and split_last:  # the last group's full batches: one more loop
+            lo, hi = whole * bs, full * bs
+            calls.append((True, [a[lo:hi].reshape((rest, bs) + a.shape[1:])
+                                 for a in src]))
+        else:
+            calls += [(False, [a[i * bs:(i + 1) * bs] for a in src])
+                      for i in range(whole, full)]
+        if n > full * bs:  # the short last batch
+            calls.append((False, [a[full * bs:] for a in src]))
+        if calls:
+            yield whole, full - (n == full * bs), calls
 
     def _endless(self):
         while True:

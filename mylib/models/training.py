@@ -768,24 +768,31 @@ class Model(GraphNetworkMixin, Layer):
         k, run = runner
         outs = None
         hooks = cb.needs_train_batch_hooks
-        feeds = enumerate(epoch_feeds())
-        if skip:  # the steps an interrupted run already did (BackupAndRestore)
-            feeds = itertools.islice(feeds, skip, None)
-        split_last = True
+        split_last, starting = True, False
         if auto is not None:
             if auto.handle is None:  # the first epoch: starts compiling the loop
-                feeds = auto.starting(feeds)
+                starting = True
             elif auto.wait():  # later epochs: groups of auto.k batches per call
                 k, run, split_last = auto.k, auto.run, False
-        direct = None if hooks or k > 1 else run.direct
-        if direct is not None:  # the hot path of a plain fit: no per-batch work
-            for _, b in feeds:
-                outs = direct(*b)
-                if self.stop_training:
-                    break
-            return outs
+        grouped = getattr(epoch_feeds, "grouped", None)
+        # Arrays in groups of k: cut as groups, not batch by batch.
+        execs = grouped(k, split_last) if k > 1 and not skip and grouped else None
+        if execs is None:
+            feeds = enumerate(epoch_feeds())
+            if skip:  # the steps an interrupted run already did (BackupAndRestore)
+                feeds = itertools.islice(feeds, skip, None)
+            if starting:
+                feeds = auto.starting(feeds)
+            direct = None if hooks or k > 1 else run.direct
+            if direct is not None:  # the hot path of a plain fit: no per-batch work
+                for _, b in feeds:
+                    outs = direct(*b)
+                    if self.stop_training:
+                        break
+                return outs
+            execs = da.executions(feeds, k, split_last)
         names = self.metrics_names
-        for first, last, calls in da.executions(feeds, k, split_last):
+        for first, last, calls in execs:
             if hooks:
                 cb.on_train_batch_begin(first)
             for stacked, b in calls:

@@ -330,3 +330,26 @@ def test_stack_batches_equals_np_stack_and_views_consecutive_slices():
     other = [[a.copy() for a in b] for b in batches[:2]]  # plain lists
     for g, parts in zip(da.stack_batches(other), zip(*other)):
         np.testing.assert_array_equal(g, np.stack(parts))
+
+
+@pytest.mark.parametrize("n,bs,k", [(300, 32, 4), (300, 32, 7), (320, 32, 5), (320, 32, 3),
+                                    (20, 32, 4), (64, 32, 2), (96, 32, 2), (97, 32, 16)])
+@pytest.mark.parametrize("split_last", [True, False])
+def test_array_groups_are_the_executions_of_the_batches(n, bs, k, split_last):
+    """`ArrayEpochs.grouped` (groups cut straight from the arrays) yields what
+    `executions` makes of the same pass batch by batch."""
+    from mylib.models import data_adapter as da
+
+    r = np.random.RandomState(n + k)
+    xs, ys = [r.rand(n, 3).astype(np.float32)], [r.randint(0, 5, n)]
+    sw = r.rand(n).astype(np.float32)
+    epochs = da.ArrayEpochs(xs, ys, sw, n, bs, False, True, None)
+    want = list(da.executions(enumerate(epochs()), k, split_last))
+    got = list(epochs.grouped(k, split_last))
+    assert [(f, l, [s for s, _ in c]) for f, l, c in got] == \
+        [(f, l, [s for s, _ in c]) for f, l, c in want]
+    for (_, _, cg), (_, _, cw) in zip(got, want):
+        for (_, bg), (_, bw) in zip(cg, cw):
+            assert len(bg) == len(bw) == 3
+            for a, b in zip(bg, bw):
+                np.testing.assert_array_equal(a, b)
