@@ -112,9 +112,13 @@ class CallbackList:
 
     def _overriding(self, *names):
         # Per-step hooks cost time on every step: call only the callbacks that
-        # override them (as Keras does).
-        return [getattr(c, n) for c in self.callbacks for n in names
-                if getattr(type(c), n) is not getattr(Callback, n)]
+        # override them (as Keras does), in their class or on the instance
+        # (`LambdaCallback` sets its functions as instance attributes).
+        return [getattr(c, n) for c in self.callbacks for n in names if _overrides(c, n)]
+
+    def _hooking(self, *names):
+        """The callbacks that override any of the hooks `names`."""
+        return [c for c in self.callbacks if any(_overrides(c, n) for n in names)]
 
     @property
     def needs_train_batch_hooks(self):
@@ -251,6 +255,12 @@ class ProgbarLogger(Callback):
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _overrides(c, name):
+    """Whether callback `c` has its own `name` hook (in its class or on itself)."""
+    return name in getattr(c, "__dict__", ()) or \
+        getattr(type(c), name) is not getattr(Callback, name)
 
 
 class LambdaCallback(Callback):

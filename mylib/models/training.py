@@ -750,9 +750,9 @@ class Model(GraphNetworkMixin, Layer):
             return None
         from mylib.callbacks import ProgbarLogger
 
-        hooked = {id(getattr(h, "__self__", None)) for h in cb._overriding(
-            "on_train_batch_begin", "on_batch_begin", "on_train_batch_end", "on_batch_end")}
-        if any(id(c) in hooked and type(c) is not ProgbarLogger for c in cb):
+        if any(type(c) is not ProgbarLogger for c in cb._hooking(
+                "on_train_batch_begin", "on_batch_begin", "on_train_batch_end",
+                "on_batch_end")):
             return None  # a callback that watches every step sees every step
         loop_fn = self._step_fn("train", data.ys, data.weighted, data.sw_ndim, loop=True)
         if loop_fn is None or not hasattr(loop_fn, "precompile"):
@@ -772,7 +772,9 @@ class Model(GraphNetworkMixin, Layer):
         if auto is not None:
             if auto.handle is None:  # the first epoch: starts compiling the loop
                 starting = True
-            elif auto.wait():  # later epochs: groups of auto.k batches per call
+            elif not self.stop_training and auto.wait():
+                # Later epochs: groups of auto.k batches per call. (Stopped in
+                # on_epoch_begin, the epoch runs one step, as without grouping.)
                 k, run, split_last = auto.k, auto.run, False
         grouped = getattr(epoch_feeds, "grouped", None)
         # Arrays in groups of k: cut as groups, not batch by batch.

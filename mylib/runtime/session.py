@@ -1080,7 +1080,7 @@ _NO_CONTEXT = contextlib.nullcontext()  # reusable: it holds no state
 
 
 class LoopCompile:
-    """A k-step loop program compiling on a background (daemon) thread: `ready()`
+    """A k-step loop program compiling on a background thread: `ready()`
     says whether it has finished, `wait(timeout)` waits for it (seconds) and returns
     `ok`, true when it compiled. Compiling fills JAX's cache for the loop's jitted
     function, so the next call with the same signature runs without compiling; the
@@ -1090,7 +1090,9 @@ class LoopCompile:
         self.ok = False
         self._compiled = None
         self._done = threading.Event()
-        threading.Thread(target=self._compile, args=(lowered,), daemon=True,
+        # Not a daemon: an interpreter that exits (Ctrl-C in the first epoch) waits
+        # for the compile instead of tearing XLA down under it (an abort).
+        threading.Thread(target=self._compile, args=(lowered,), daemon=False,
                          name="mylib-loop-compile").start()
 
     def _compile(self, lowered):

@@ -162,3 +162,64 @@ def test_precompiled_loop_runs_without_compiling():
             w = w - 0.01 * np.repeat(xb.sum(0)[:, None], 2, axis=1)
         np.testing.assert_allclose(sess.run(v), w, rtol=1e-5)
         np.testing.assert_allclose(last, want_y, rtol=1e-5)
+
+
+def test_lambda_callback_batch_hooks_run_and_see_every_step(any_length):
+    seen = []
+    m = _model(None)
+    _fit(m, callbacks=[ml.callbacks.LambdaCallback(
+        on_train_batch_end=lambda b, logs: seen.append(b),
+        on_epoch_end=lambda e, logs: seen.append(("epoch", e)))])
+    assert _loops(m) == []
+    assert seen == (list(range(19)) + [("epoch", 0)]) + (list(range(19)) + [("epoch", 1)]) + \
+        (list(range(19)) + [("epoch", 2)])
+
+
+def test_stop_training_in_on_epoch_begin_runs_one_step(any_length):
+    """As without grouping (and in Keras): the epoch's first step runs, then fit
+    stops."""
+    class StopAt(ml.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 2:
+                self.model.stop_training = True
+
+    w0 = _model(1).get_weights()
+    got = []
+    for spe in (1, None):
+        m = _model(spe, weights=w0)
+        h = _fit(m, epochs=4, callbacks=[StopAt()])
+        got.append((int(m.optimizer.iterations.numpy()), h.history["loss"]))
+    assert got[0][0] == got[1][0] == 2 * 19 + 1
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+
+
+_EXIT_SCRIPT = """
+import numpy as np
+import mylib as ml
+with ml.Graph().as_default():
+    x = ml.placeholder(ml.float32, [64, 256])
+    v = ml.Variable(np.ones((256, 256), np.float32))
+    h = x
+    for _ in range(20):
+        h = ml.tanh(ml.matmul(h, v))
+    train = v.assign_sub(0.01 * ml.gradients(ml.reduce_sum(h), [v])[0])
+    sess = ml.Session()
+    sess.run(v.initializer)
+    loop = sess.make_device_loop_callable([train], [x])
+    handle = loop.precompile(8, [np.zeros((64, 256), np.float32)])
+    print("compiling", handle is not None and not handle.ready(), flush=True)
+raise SystemExit(3)  # leaves while the loop may still compile
+"""
+
+
+def test_exiting_while_a_loop_compiles_exits_cleanly(tmp_path):
+    """The interpreter waits for the compile thread (no abort in XLA's teardown)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit_during_compile.py"
+    script.write_text(_EXIT_SCRIPT)
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 3, res.stderr[-2000:]
+    assert "compiling" in res.stdout
