@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from mylib.core import dtypes
 from mylib.core.ops import array_ops, constant_ops, math_ops, nn_ops, reduction_ops
 from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
@@ -139,7 +140,13 @@ class BatchNormalization(_AffineNorm):
         self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in axes})
 
     def call(self, inputs, training=None, mask=None):
-        x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
+        if inputs.dtype in (dtypes.float16, dtypes.bfloat16) or \
+                self.dtype in (dtypes.float16, dtypes.bfloat16):
+            # As Keras 3: batch statistics overflow in 16 bits, so a mixed policy's
+            # normalization computes in float32 (the output in the input's dtype).
+            x = math_ops.cast(inputs, dtypes.float32)
+        else:
+            x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         b = self._bshape
         if training and self.trainable:
             mean, var = self._masked_moments(x, mask) if self._mask_applies(x, mask) \
@@ -150,9 +157,12 @@ class BatchNormalization(_AffineNorm):
                 self.add_update(moving.assign(new, read_value=False))
         else:
             mean, var = self.moving_mean.value(), self.moving_variance.value()
+        # gamma and beta as stored (not cast to a mixed policy's compute dtype), in x's.
+        beta, gamma = (None if w is None else w.value() for w in (self.beta, self.gamma))
+        mean, var, beta, gamma = (t if t is None or t.dtype == x.dtype else
+                                  math_ops.cast(t, x.dtype) for t in (mean, var, beta, gamma))
         out = nn_ops.batch_normalization(x, _param(mean, b), _param(var, b),
-                                         _param(self.beta, b),
-                                         _param(self.gamma, b), self.epsilon)
+                                         _param(beta, b), _param(gamma, b), self.epsilon)
         return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
 
     def _mask_applies(self, x, mask):

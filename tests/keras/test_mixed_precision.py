@@ -171,3 +171,46 @@ def test_loss_scale_optimizer_delegates_and_configs():
     assert isinstance(again.inner_optimizer, ml.optimizers.SGD)
     with pytest.raises(ValueError, match="initial_scale"):
         LossScaleOptimizer(inner, initial_scale=0)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_batch_normalization_under_a_mixed_policy_matches_keras(policy):
+    """BatchNormalization computes in float32 under a mixed policy (as Keras 3 does):
+    fit and predict against Keras 3 with the same policy and weights."""
+    import keras
+
+    rs = np.random.RandomState(0)
+    x = rs.randn(96, 6).astype(np.float32) * 3 + 1
+    y = (x[:, 0] > 1).astype(np.int32)
+
+    def build(lib, layers):
+        return lib([layers.Input(shape=(6,)), layers.Dense(8, activation="relu"),
+                    layers.BatchNormalization(), layers.Dense(2, activation="softmax",
+                                                             dtype="float32")])
+
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        km = build(keras.Sequential, keras.layers)
+        km.compile(keras.optimizers.SGD(0.05), "sparse_categorical_crossentropy")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    ml.mixed_precision.set_global_policy(policy)
+    mm = build(ml.Sequential, L)
+    mm.compile(ml.optimizers.SGD(0.05), "sparse_categorical_crossentropy")
+    w = [np.asarray(v) for v in km.weights]
+    w = [rs.uniform(0.5, 1.5, a.shape).astype(a.dtype) if "variance" in v.path else
+         (rs.randn(*a.shape) * 0.5).astype(a.dtype) for v, a in zip(km.weights, w)]
+    km.set_weights(w)
+    mm.set_weights(w)
+    bn = mm.layers[-2] if isinstance(mm.layers[-2], L.BatchNormalization) else mm.layers[1]
+    assert all(v.dtype == ml.float32 for v in bn.weights)
+    tol = 2e-2 if policy == "mixed_bfloat16" else 2e-3
+    np.testing.assert_allclose(mm.predict(x, verbose=0), km.predict(x, verbose=0),
+                               rtol=tol, atol=tol)
+    hk = km.fit(x, y, epochs=2, batch_size=32, shuffle=False, verbose=0)
+    hm = mm.fit(x, y, epochs=2, batch_size=32, shuffle=False, verbose=0)
+    np.testing.assert_allclose(hm.history["loss"], hk.history["loss"], rtol=tol)
+    for a, b in zip(mm.get_weights(), km.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    np.testing.assert_allclose(mm.predict(x, verbose=0), km.predict(x, verbose=0),
+                               rtol=tol, atol=tol)
