@@ -122,6 +122,14 @@ def _device_wide(plan, rw, ro):
     return tuple(vals[:len(rw)]), tuple(vals[len(rw):])
 
 
+def _loop_vars(plan, store):
+    """``(rw, ro)``: the values of the variables `plan`'s loop carries and reads, from
+    `store` (64-bit ones as 64-bit device arrays). KeyError: one has no value."""
+    rw = tuple(store[k] for k in plan.rw_keys)
+    ro = tuple(store[k] for k in plan.ro_keys)
+    return _device_wide(plan, rw, ro) if plan.wide_args else (rw, ro)
+
+
 class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
@@ -686,13 +694,10 @@ class Session:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             try:
-                rw = tuple(store[k] for k in plan.rw_keys)
-                ro = tuple(store[k] for k in plan.ro_keys)
+                rw, ro = _loop_vars(plan, store)
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
-            if plan.wide_args:
-                rw, ro = _device_wide(plan, rw, ro)
             counts = None
             if plan.uses_rng:
                 before = self._vars.rng_state()
@@ -726,15 +731,11 @@ class Session:
             plan.loop = self._loop_fn(plan)
         if plan.loop is False:
             return None
-        store = self._store
         with self._lock:
             try:
-                rw = tuple(store[key] for key in plan.rw_keys)
-                ro = tuple(store[key] for key in plan.ro_keys)
+                rw, ro = _loop_vars(plan, self._store)
             except KeyError:
                 return None
-        if plan.wide_args:
-            rw, ro = _device_wide(plan, rw, ro)
         spec = lambda a: jax.ShapeDtypeStruct((k,) + np.shape(a), a.dtype)  # noqa: E731
         stacked = tuple(spec(v) for v in vals)
         counts = jax.ShapeDtypeStruct((k, len(plan.rng_ops)), np.uint32) \
