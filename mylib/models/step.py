@@ -54,9 +54,12 @@ def build_tracking(model, y_arrays):
         entries = []  # (output index, metric object, weighted)
         names = ["loss"]
         loss_tracker = M.Mean(name="loss")
-        out_trackers = [M.Mean(name=f"{n}_loss") for n in model.output_names] if multi \
-            else []
-        names += [f"{n}_loss" for n in model.output_names] if multi else []
+        # Per-output loss entries (`<output>_loss`) where more than one output has a
+        # loss, for those outputs only (as Keras 3 logs them).
+        per_output = multi and sum(lid is not None for lid in loss_ids) > 1
+        out_trackers = [M.Mean(name=f"{n}_loss") if per_output and lid is not None
+                        else None for n, lid in zip(model.output_names, loss_ids)]
+        names += [t.name for t in out_trackers if t is not None]
         for weighted, specs in ((False, metric_specs), (True, wmetric_specs)):
             for i, spec in enumerate(specs):
                 for m in (spec if isinstance(spec, (list, tuple)) else [spec]):
@@ -113,14 +116,15 @@ def _make_metric(model, m, i, y_arrays, loss_id):
 
 def metric_objects(tracking):
     """The loss tracker, the per-output loss trackers and the compiled metrics."""
-    return [tracking["loss_tracker"]] + tracking["out_trackers"] + \
+    return [tracking["loss_tracker"]] + \
+        [t for t in tracking["out_trackers"] if t is not None] + \
         [o for _, o, _ in tracking["entries"]]
 
 
 def metric_results(tracking):
     """The current value of each metric, in `metrics_names` order (new ops)."""
     return [tracking["loss_tracker"].result()] + \
-        [t.result() for t in tracking["out_trackers"]] + \
+        [t.result() for t in tracking["out_trackers"] if t is not None] + \
         [obj.result() for _, obj, _ in tracking["entries"]]
 
 
@@ -351,7 +355,7 @@ def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None, valid
     0/1, test steps) weighs the unweighted metrics so padding rows count for none."""
     updates = [tr["loss_tracker"].update_state(total, sample_weight=batch)]
     for trk, l in zip(tr["out_trackers"], out_losses):
-        if l is not None:
+        if trk is not None and l is not None:
             updates.append(trk.update_state(l, sample_weight=batch))
     for i, obj, weighted in tr["entries"]:
         yt, yp = aligned[i]
