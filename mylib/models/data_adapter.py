@@ -593,8 +593,7 @@ class ArrayEpochs:
         return list(xs) + list(ys) + ([sw] if weighted else [])
 
     def _pass(self):
-        xs, ys, sw, n, bs, shuffle, weighted = self.args
-        return array_feeds(self._arrays(), [], None, n, bs)
+        return array_feeds(self._arrays(), [], None, self.args[3], self.args[4])
 
     def grouped(self, k, split_last=True):
         """One epoch as `executions` ``(enumerate(self()), k, split_last)`` yields it,
