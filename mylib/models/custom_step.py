@@ -23,6 +23,7 @@ from mylib.core.graph import GraphKeys, Tensor
 from mylib.core.op_registry import convert_to_tensor, get_op_def
 from mylib.core.ops import array_ops, math_ops, reduction_ops
 from mylib.layers.base import collect_call_effects, flatten, pack_like
+from mylib.models.step import metric_label
 
 # Stateful op types that read or create state, or draw random numbers: they run when a
 # value needs them, and are not effects a step must run on its own.
@@ -115,7 +116,7 @@ class CompileMetrics:
         n = len(yps)
         names = _output_names(self._model, n)
         losses = _per_output_spec(self._model, args.get("loss"), n, "loss")
-        entries = []
+        entries, used = [], {}
         for weighted, spec in ((False, args.get("metrics")), (True,
                                                               args.get("weighted_metrics"))):
             for i, specs in enumerate(_per_output_metrics(self._model, spec or [], n)):
@@ -128,11 +129,8 @@ class CompileMetrics:
                         obj = M.get(m)
                     else:
                         obj = m
-                    label = m if isinstance(m, str) else obj.name
-                    if weighted and isinstance(m, str):
-                        label = "weighted_" + label
-                    if n > 1:
-                        label = f"{names[i]}_{label}"
+                    label = metric_label(used, m if isinstance(m, str) else obj.name,
+                                         names[i] if n > 1 else None, weighted)
                     entries.append((i, obj, weighted, label))
         self._entries = entries
 

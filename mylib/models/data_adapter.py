@@ -210,9 +210,13 @@ def check_lengths(arrays, names):
 
 
 # ------------------------------------------------------------ sample and class weights
-def sample_weight_array(sample_weight, ys):
+def sample_weight_array(sample_weight, ys, output_names=None):
     """`sample_weight` as float32 ``[N]`` (trailing axes of 1 dropped), or ``[N, T]``
-    per-timestep weights matching the targets' leading axes."""
+    per-timestep weights matching the targets' leading axes, or per-output weights
+    (a dict by output name or a list with one ``[N]`` array per output, as Keras) as
+    ``[N, 1, outputs]`` (`per_output_weights`)."""
+    if output_names is not None and _per_output(sample_weight, output_names):
+        return per_output_weights(sample_weight, output_names, ys)
     sw = np.asarray(sample_weight, dtype=np.float32)
     if sw.ndim > 1 and sw.shape[1:] == (1,) * (sw.ndim - 1):
         sw = sw.reshape(len(sw))
@@ -224,6 +228,60 @@ def sample_weight_array(sample_weight, ys):
                          f"[samples, timesteps] matching the targets; received shape "
                          f"{sw.shape}.")
     return sw
+
+
+def _per_output(sample_weight, names):
+    """Whether `sample_weight` is given per output: a dict, or a list / tuple of one
+    array per output (a list of plain numbers is one weight per sample)."""
+    if isinstance(sample_weight, dict):
+        return True
+    return isinstance(sample_weight, (list, tuple)) and len(names) > 1 and \
+        len(sample_weight) == len(names) and all(
+            v is None or hasattr(v, "shape") or isinstance(v, (list, tuple))
+            for v in sample_weight)
+
+
+def per_output_weights(sample_weight, names, ys=None):
+    """Per-output weights as one float32 ``[N, 1, outputs]`` array: the steps slice
+    output i's ``[N]`` weights from ``[:, 0, i]`` (the middle axis of 1 tells them
+    from ``[N, T]`` per-timestep weights). An output left out (a key missing, or None)
+    weighs every sample 1; Keras requires every output's entry. Raises ValueError for
+    an unknown output name, per-timestep weights (not supported per output) or
+    weights of different lengths."""
+    if isinstance(sample_weight, dict):
+        unknown = sorted(set(sample_weight) - set(names), key=str)
+        if unknown:
+            raise ValueError(f"`sample_weight` names outputs {unknown} that the model does "
+                             f"not have; its outputs are {list(names)}.")
+        given = [sample_weight.get(n) for n in names]
+    else:
+        given = list(sample_weight)
+    cols = []
+    for name, w in zip(names, given):
+        if w is None:
+            cols.append(None)
+            continue
+        a = np.asarray(w, dtype=np.float32)
+        if a.ndim > 1 and a.shape[1:] == (1,) * (a.ndim - 1):
+            a = a.reshape(len(a))
+        if a.ndim != 1:
+            raise ValueError(f'`sample_weight` for output "{name}" must be 1-D (one weight '
+                             f"per sample); received shape {a.shape}. Per-timestep "
+                             "weights are supported for a single `sample_weight` array "
+                             "only.")
+        cols.append(a)
+    lens = {len(a) for a in cols if a is not None}
+    if len(lens) > 1:
+        raise ValueError("The per-output `sample_weight` arrays must hold one weight per "
+                         "sample each; received lengths " +
+                         ", ".join(f"{n}: {len(a)}" for n, a in zip(names, cols)
+                                   if a is not None) + ".")
+    n = lens.pop() if lens else (len(ys[0]) if ys else 0)
+    out = np.ones((n, 1, len(names)), np.float32)
+    for i, a in enumerate(cols):
+        if a is not None:
+            out[:, 0, i] = a
+    return out
 
 
 def apply_class_weight(class_weight, y, out_rank, sw):

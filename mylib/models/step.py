@@ -60,6 +60,7 @@ def build_tracking(model, y_arrays):
         out_trackers = [M.Mean(name=f"{n}_loss") if per_output and lid is not None
                         else None for n, lid in zip(model.output_names, loss_ids)]
         names += [t.name for t in out_trackers if t is not None]
+        used = {}
         for weighted, specs in ((False, metric_specs), (True, wmetric_specs)):
             for i, spec in enumerate(specs):
                 for m in (spec if isinstance(spec, (list, tuple)) else [spec]):
@@ -68,11 +69,9 @@ def build_tracking(model, y_arrays):
                     obj = _make_metric(model, m, i, y_arrays, loss_ids[i])
                     if clone and obj is m:
                         obj = _fresh_metric(obj)
-                    label = m if isinstance(m, str) else obj.name
-                    if weighted and isinstance(m, str):
-                        label = "weighted_" + label
-                    if multi:
-                        label = f"{model.output_names[i]}_{label}"
+                    label = metric_label(used, m if isinstance(m, str) else obj.name,
+                                         model.output_names[i] if multi else None,
+                                         weighted)
                     names.append(label)
                     entries.append((i, obj, weighted))
         return {"loss_ids": loss_ids, "loss_fns": loss_fns, "loss_weights": lws,
@@ -86,6 +85,25 @@ def build_tracking(model, y_arrays):
         # totals alone.
         tracking["test"] = metric_state(True)
     return tracking
+
+
+def metric_label(used, name, output_name, weighted):
+    """The log name of a compiled metric named `name` (of output `output_name` of a
+    multi-output model, else None), as Keras 3 names them: ``<output>_<name>``; a
+    weighted metric whose name an unweighted one took first gets ``weighted_`` before
+    its name; a name taken again gets ``_1``, ``_2``, ... `used` counts the names given
+    so far (updated); call it for every unweighted metric before the weighted ones."""
+    def prefixed(n):
+        return f"{output_name}_{n}" if output_name else n
+
+    label = prefixed(name)
+    if weighted and label in used:
+        label = prefixed("weighted_" + name)
+    if label in used:
+        used[label] += 1
+        return f"{label}_{used[label] - 1}"
+    used[label] = 1
+    return label
 
 
 def for_mode(tracking, mode):
@@ -231,7 +249,10 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
                                         exclusive=True)
             valid_b = math_ops.less(rows, n_valid)
             valid = math_ops.cast(valid_b, "float32")
-            sw = sw * (valid if sw_ndim == 1 else array_ops.expand_dims(valid, -1))
+            vw = valid
+            for _ in range(sw_ndim - 1):
+                vw = array_ops.expand_dims(vw, -1)
+            sw = sw * vw
             batch = math_ops.cast(n_valid, "float32")
             # A step of padding alone (n_valid 0: evaluate's last loop call padded to
             # k) adds nothing: its losses are 0 / 1, weighted 0.
@@ -242,7 +263,11 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
         else:
             batch = divisor = math_ops.cast(array_ops.shape(sw)[0], "float32")
         info = {"batch_reduced": False}
-        out_losses, aligned = _output_losses(tr, targets, outs, sw, sw_ndim, divisor, masks,
+        # Per-output weights ([batch, 1, outputs], see `data_adapter.per_output_weights`):
+        # output i weighs its samples by [:, 0, i].
+        sws, sw_ndim = ([sw[:, 0, i] for i in range(len(outs))], 1) if sw_ndim == 3 \
+            else ([sw] * len(outs), sw_ndim)
+        out_losses, aligned = _output_losses(tr, targets, outs, sws, sw_ndim, divisor, masks,
                                              info)
         if mode == "test":
             # A loss that reduces the batch itself would see the padding rows, and so
@@ -253,7 +278,7 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
                 type(o).__module__.startswith("mylib.") for _, o, _ in tr["entries"]) \
                 and len(model.losses) == len(model._weight_losses())
         total = _total_loss(model, tr, out_losses, fx)
-        updates = _metric_updates(tr, total, out_losses, aligned, sw, batch, masks, valid)
+        updates = _metric_updates(tr, total, out_losses, aligned, sws, batch, masks, valid)
         step_ops = list(updates) + (fx.updates if fx is not None else [])
         if mode == "train":
             model._assert_compiled()
@@ -287,13 +312,14 @@ def _forward_outputs(model, mode):
     return outs, fx
 
 
-def _output_losses(tr, targets, outs, sw, sw_ndim, batch, masks=None, info=None):
+def _output_losses(tr, targets, outs, sws, sw_ndim, batch, masks=None, info=None):
     """Each output's loss (None where it has none) and its (target, prediction) pair
-    aligned for the loss and the metrics. An output with a Keras mask (`masks`) has its
-    loss averaged over the unmasked entries only (see `_masked_loss`)."""
+    aligned for the loss and the metrics; `sws`: each output's sample weights. An
+    output with a Keras mask (`masks`) has its loss averaged over the unmasked entries
+    only (see `_masked_loss`)."""
     out_losses, aligned = [], []
     masks = masks or [None] * len(outs)
-    for i, (yt, yp) in enumerate(zip(targets, outs)):
+    for i, (yt, yp, sw) in enumerate(zip(targets, outs, sws)):
         if yp.dtype in (_dtypes.float16, _dtypes.bfloat16):
             yp = math_ops.cast(yp, "float32")  # losses in float32 (mixed precision)
         yt = _align(yt, yp, tr["loss_ids"][i])
@@ -348,8 +374,9 @@ def _total_loss(model, tr, out_losses, fx):
     return math_ops.add_n(terms) if len(terms) > 1 else terms[0]
 
 
-def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None, valid=None):
-    """The update ops of the loss trackers and of each compiled metric. An output's
+def _metric_updates(tr, total, out_losses, aligned, sws, batch, masks=None, valid=None):
+    """The update ops of the loss trackers and of each compiled metric (`sws`: each
+    output's sample weights, for the weighted metrics). An output's
     Keras mask weighs its metrics (times the sample weights of weighted metrics), so
     they average over the unmasked entries (Keras's masked metrics). `valid` ([batch]
     0/1, test steps) weighs the unweighted metrics so padding rows count for none."""
@@ -359,7 +386,7 @@ def _metric_updates(tr, total, out_losses, aligned, sw, batch, masks=None, valid
             updates.append(trk.update_state(l, sample_weight=batch))
     for i, obj, weighted in tr["entries"]:
         yt, yp = aligned[i]
-        w = sw if weighted else valid
+        w = sws[i] if weighted else valid
         if masks is not None and masks[i] is not None:
             m = _metric_mask(masks[i], yp)
             w = m if w is None else _times_to_rank(w, m)

@@ -315,7 +315,8 @@ class Model(GraphNetworkMixin, Layer):
                                                          ][:len(ys or [])]
         sw = None
         if sample_weight is not None:
-            sw = da.sample_weight_array(sample_weight, ys)
+            sw = da.sample_weight_array(sample_weight, ys,
+                                        None if self._custom_steps() else self.output_names)
             arrays.append(sw)
             names.append("sample_weight")
         n = da.check_lengths(arrays, names)
@@ -631,7 +632,9 @@ class Model(GraphNetworkMixin, Layer):
             batch-sized chunks (the order of the chunks and the samples inside each).
           class_weight: ``{class: weight}`` multiplying the sample weights; with sequence
             targets (``[N, T]`` labels) the weights are per timestep.
-          sample_weight: ``[N]`` per-sample or ``[N, T]`` per-timestep weights.
+          sample_weight: ``[N]`` per-sample or ``[N, T]`` per-timestep weights, or for
+            a model of several outputs one ``[N]`` array per output (a dict by output
+            name or a list in output order; an output left out weighs 1).
           steps_per_epoch: batches per epoch; with arrays the batches continue through
             the (reshuffled) data across epochs; required for an infinite dataset.
           validation_steps: batches per validation run (default: all of them).

@@ -177,7 +177,7 @@ def test_compile_options_loss_weights_weighted_metrics():
     mae = np.abs(pb - yb)[:, 0]
     np.testing.assert_allclose(logs["loss"], 2 * (mse * sw).mean() + 0.5 * (mae * sw).mean(),
                                rtol=1e-5)
-    np.testing.assert_allclose(logs["a_weighted_mae"],
+    np.testing.assert_allclose(logs["a_mae"],
                                (np.abs(pa - ya)[:, 0] * sw).sum() / sw.sum(), rtol=1e-5)
 
 

@@ -92,7 +92,7 @@ def test_super_train_step_equals_builtin_fit():
     (w0, h0, e0), (w1, h1, e1) = results
     for a, b in zip(w0, w1):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    for k in ("loss", "mae", "weighted_mse"):
+    for k in ("loss", "mae", "mse"):
         np.testing.assert_allclose(h0[k], h1[k], rtol=1e-5)
         assert e0[k] == pytest.approx(e1[k], rel=1e-5)
 
