@@ -57,6 +57,56 @@ def functional_nodes(inputs, outputs):
     return order
 
 
+def layers_by_depth(inputs, outputs):
+    """The layers of the functional graph from `inputs` to `outputs` (flat lists of
+    tensors) in Keras's order, which `layers`, `weights` and `get_weights` follow:
+    by depth, the largest number of layer calls between a layer and an output first
+    (the inputs' layers), then, at equal depth, in the order a depth-first walk from
+    the outputs (each output in turn, each call's inputs in order) first meets them.
+    Inputs that no output uses come last. Call `functional_nodes` first: it checks
+    the graph."""
+    input_ids = {id(t) for t in inputs}
+    first_seen, post, done = {}, [], set()
+
+    def visit(t):
+        h = keras_history(t)
+        if h is None or id(h[0]) in done:
+            return
+        node = h[0]
+        is_input = isinstance(node.layer, InputLayer)
+        if id(t) in input_ids and not is_input:  # an intermediate tensor as an input
+            done.add(id(node))
+            return
+        first_seen.setdefault(id(node.layer), (len(first_seen), node.layer))
+        if not is_input:
+            for x in node.input_tensors:
+                visit(x)
+        done.add(id(node))
+        post.append(node)
+
+    for t in outputs:
+        visit(t)
+    in_graph = {id(n) for n in post}
+    node_depth, layer_depth = {}, {}
+    for node in reversed(post):
+        d = max(node_depth.get(id(node), 0), layer_depth.get(id(node.layer), 0))
+        node_depth[id(node)] = layer_depth[id(node.layer)] = d
+        if isinstance(node.layer, InputLayer):
+            continue
+        for x in node.input_tensors:
+            h = keras_history(x)
+            if h is not None and id(h[0]) in in_graph:
+                node_depth[id(h[0])] = max(d + 1, node_depth.get(id(h[0]), 0))
+    for t in inputs:  # inputs no output uses: depth 0, before the rest at depth 0
+        h = keras_history(t)
+        if h is not None and isinstance(h[0].layer, InputLayer) and \
+                id(h[0].layer) not in layer_depth:
+            layer_depth[id(h[0].layer)] = 0
+            first_seen[id(h[0].layer)] = (-1, h[0].layer)
+    order = sorted(first_seen.items(), key=lambda kv: (-layer_depth[kv[0]], kv[1][0]))
+    return [layer for _, (_, layer) in order]
+
+
 def replay(nodes, inputs, new_inputs, outputs, training):
     """Applies the layers of `nodes` to `new_inputs` (in place of `inputs`); returns the
     tensors that correspond to `outputs`. An explicit ``training=`` given when a layer
@@ -97,17 +147,7 @@ class GraphNetworkMixin:
         if len(graphs) != 1:
             raise ValueError("All inputs and outputs of a Model must be in one graph.")
         self._nodes = functional_nodes(self.inputs, self.outputs)
-        layers = []
-        for t in self.inputs:
-            h = keras_history(t)
-            if h is not None and isinstance(h[0].layer, InputLayer):
-                layers.append(h[0].layer)
-        for node in self._nodes:
-            layers.append(node.layer)
-        self._layers = []
-        for l in layers:
-            if not any(l is x for x in self._layers):
-                self._layers.append(l)
+        self._layers = layers_by_depth(self.inputs, self.outputs)
         self._is_graph_network = True
         self.built = True
         self._set_io_names()

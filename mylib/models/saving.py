@@ -586,7 +586,7 @@ def _check_weight_entries(model, ar, wmeta):
     before anything is read; returns the weights."""
     path = ar.path
     ar.check_entries(wmeta, "weight")
-    ws = model.weights
+    ws = _in_file_order(model.weights, wmeta)
     if len(wmeta) != len(ws):
         raise ValueError(
             f"{path} holds {len(wmeta)} weights ({[m.get('name') for m in wmeta]}), but "
@@ -601,8 +601,21 @@ def _check_weight_entries(model, ar, wmeta):
     return ws
 
 
-def _optimizer_targets(model, ar, ometa):
-    """The optimizer variables the file's optimizer arrays go to (slots are created
+def _in_file_order(ws, wmeta):
+    """`ws` in the order of the file's weight entries where the file names the same
+    weights in another order (files written before functional models ordered their
+    layers as Keras does); else `ws` as it is, matched by position."""
+    names = [m.get("name") for m in wmeta]
+    by_name = {w.name: w for w in ws}
+    if len(by_name) != len(ws) or len(set(names)) != len(names) or \
+            set(names) != set(by_name) or names == [w.name for w in ws]:
+        return list(ws)
+    return [by_name[n] for n in names]
+
+
+def _optimizer_targets(model, ar, ometa, ws):
+    """The optimizer variables the file's optimizer arrays go to (slot ``s<i>_<j>``: slot j
+    of the file's weight i, `ws[i]`; slots are created
     where missing), each entry's shape checked against its variable; nothing is
     assigned."""
     path = ar.path
@@ -610,7 +623,6 @@ def _optimizer_targets(model, ar, ometa):
     opt = model.optimizer
     opt._ensure_built(model.graph)
     targets = []
-    ws = model.weights
     for m in ometa:
         k = m["key"]
         if k == "iterations":
@@ -651,7 +663,7 @@ def _restore(model, ar, with_optimizer, validate_extra=None):
     meta = ar.meta
     ws = _check_weight_entries(model, ar, meta.get("weights"))
     ometa = meta.get("optimizer") if with_optimizer else None
-    otargets = _optimizer_targets(model, ar, ometa) if ometa else []
+    otargets = _optimizer_targets(model, ar, ometa, ws) if ometa else []
     extra = meta.get("extra")
     if validate_extra is not None:
         validate_extra(extra)
