@@ -285,19 +285,32 @@ class Dataset:
             one, _map_structure(_as_graph_or_array, tensors)))
 
     @staticmethod
-    def from_generator(generator, output_signature=None, output_types=None,
-                       output_shapes=None, args=None):
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None):
         """Elements from ``generator(*args)`` (a callable returning an iterator, called
         once per pass), converted to numpy and checked against `output_signature` (a
-        structure of `TensorSpec`s; or `output_types`/`output_shapes`).
+        structure of `TensorSpec`s, keyword only) or `output_types`/`output_shapes`.
+
+        The positional order is TensorFlow's: ``from_generator(gen, output_types,
+        output_shapes, args)``; each component is converted to its declared dtype (with no
+        signature, to numpy's inferred one). A structure of `TensorSpec`s passed as
+        `output_types` is taken as the signature.
 
         Raises:
-          TypeError: `generator` is not callable.
+          TypeError: `generator` is not callable, or both `output_signature` and
+            `output_types` are given.
           ValueError (while iterating): an element does not match the signature.
         """
         if not callable(generator):
             raise TypeError("`generator` must be a callable that returns an iterator "
                             f"(e.g. a generator function). Received: {generator!r}")
+        if output_types is not None and output_signature is None and all(
+                isinstance(t, TensorSpec) for t in _flatten(output_types)):
+            output_signature, output_types = output_types, None
+        if output_signature is not None and (output_types is not None
+                                             or output_shapes is not None):
+            raise TypeError("`from_generator`: give either `output_signature` or "
+                            "`output_types`/`output_shapes`, not both.")
         if output_signature is None and output_types is not None:
             shapes = output_shapes if output_shapes is not None else _map_structure(
                 lambda _: None, output_types)
