@@ -15,14 +15,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from op_testing import Row, check_case, run_table  # noqa: E402
 
 
-def _bilinear_np(img, oh, ow):
-    """Half-pixel-centre bilinear sampling of [n, h, w, c], clamped at the borders."""
+def _bilinear_np(img, oh, ow, mode="half"):
+    """Bilinear sampling of [n, h, w, c]: at pixel centres ("half", TensorFlow 2), or
+    TensorFlow 1's kernel ("legacy": source ``j * in / out``; "align": ``j * (in - 1) /
+    (out - 1)``), clamped at the borders."""
     n, h, w, c = img.shape
 
     def axis(o, i):
-        src = np.clip((np.arange(o) + 0.5) * i / o - 0.5, 0, i - 1)
+        if mode == "half":
+            src = np.clip((np.arange(o) + 0.5) * i / o - 0.5, 0, i - 1)
+        else:
+            scale = (i - 1) / (o - 1) if mode == "align" and o > 1 else i / o
+            src = np.arange(o) * scale
         lo = np.floor(src).astype(int)
-        hi = np.minimum(lo + 1, i - 1)
+        hi = np.minimum(np.ceil(src).astype(int), i - 1)
         return lo, hi, src - lo
 
     y0, y1, wy = axis(oh, h)
@@ -73,21 +79,51 @@ def _run(fetches, feeds=None):
         return sess.run(fetches, feeds)
 
 
-@pytest.mark.parametrize("size", [(8, 10), (3, 2), (5, 5)])
+@pytest.mark.parametrize("size", [(8, 10), (3, 2), (5, 5), (1, 7)])
 def test_resize_bilinear_matches_numpy_and_gradient_sums(size):
+    """TensorFlow 1's `resize_images` / `resize_bilinear` sample at ``j * in / out``
+    (or corner to corner with `align_corners`); `tf.image.resize` and
+    ``half_pixel_centers=True`` at pixel centres."""
     rng = np.random.default_rng(0)
     xv = rng.uniform(size=(2, 5, 4, 3)).astype(np.float32)
     with tf.Graph().as_default():
         x = tf.constant(xv)
         y = tf.image.resize_images(x, size)                           # TF1 default
-        y2 = tf.image.resize(x[0], size, method="bilinear")           # 3-D image
+        ya = tf.image.resize_bilinear(x, size, align_corners=True)
+        yh = tf.image.resize_bilinear(x, size, half_pixel_centers=True)
+        y2 = tf.image.resize(x[0], size, method="bilinear")           # 3-D image, TF2
         g, = tf.gradients(tf.reduce_sum(y), x)
-        yv, y2v, gv = _run([y, y2, g])
-    ref = _bilinear_np(xv.astype(np.float64), *size)
-    np.testing.assert_allclose(yv, ref, atol=1e-5)
-    np.testing.assert_allclose(y2v, ref[0], atol=1e-5)
+        yv, yav, yhv, y2v, gv = _run([y, ya, yh, y2, g])
+    x64 = xv.astype(np.float64)
+    np.testing.assert_allclose(yv, _bilinear_np(x64, *size, "legacy"), atol=1e-5)
+    np.testing.assert_allclose(yav, _bilinear_np(x64, *size, "align"), atol=1e-5)
+    np.testing.assert_allclose(yhv, _bilinear_np(x64, *size), atol=1e-5)
+    np.testing.assert_allclose(y2v, _bilinear_np(x64, *size)[0], atol=1e-5)
     # bilinear weights of each output pixel sum to 1
     assert gv.sum() == pytest.approx(2 * size[0] * size[1] * 3, rel=1e-5)
+
+
+def test_resize_legacy_values_and_gradient_against_finite_differences():
+    """A ramp 0..3 upsampled to 8 reads 0, .5, 1, ..., 3, 3 (TensorFlow 1's values);
+    the gradient of a weighted sum equals finite differences."""
+    ramp = np.arange(4, dtype=np.float32).reshape(1, 1, 4, 1)
+    rng = np.random.default_rng(2)
+    xv = rng.standard_normal((1, 3, 5, 2))
+    wv = rng.standard_normal((1, 4, 7, 2))
+    with tf.Graph().as_default():
+        up = tf.image.resize_images(tf.constant(ramp), [1, 8])
+        x = tf.placeholder(tf.float64, [1, 3, 5, 2])
+        loss = tf.reduce_sum(tf.image.resize_images(x, [4, 7]) * wv)
+        g, = tf.gradients(loss, x)
+        with tf.Session() as sess:
+            upv, gv = sess.run([up, g], {x: xv})
+            fd = np.zeros_like(xv)
+            for i in np.ndindex(*xv.shape):
+                d = np.zeros_like(xv)
+                d[i] = 1e-6
+                fd[i] = (sess.run(loss, {x: xv + d}) - sess.run(loss, {x: xv - d})) / 2e-6
+    np.testing.assert_allclose(upv[0, 0, :, 0], [0, .5, 1, 1.5, 2, 2.5, 3, 3])
+    np.testing.assert_allclose(gv, fd, rtol=1e-6, atol=1e-8)
 
 
 def test_resize_nearest_and_uint8():
@@ -100,6 +136,14 @@ def test_resize_nearest_and_uint8():
     np.testing.assert_array_equal(upv[0, :, :, 0], np.repeat(np.repeat(img[0, :, :, 0], 2, 0),
                                                               2, 1))
     assert upv.dtype == np.uint8 and blv.dtype == np.float32
+    row = np.array([10, 20, 30], np.int32).reshape(1, 1, 3, 1)
+    with tf.Graph().as_default():
+        fl = tf.image.resize_nearest_neighbor(tf.constant(row), [1, 7])
+        al = tf.image.resize_nearest_neighbor(tf.constant(row), [1, 7], align_corners=True)
+        flv, alv = _run([fl, al])
+    # TensorFlow 1: floor(j * 3 / 7); with align_corners round(j * 2 / 6)
+    np.testing.assert_array_equal(flv.ravel(), [10, 10, 10, 20, 20, 30, 30])
+    np.testing.assert_array_equal(alv.ravel(), [10, 10, 20, 20, 20, 30, 30])
 
 
 def test_crops_pads_and_dtype_conversion():

@@ -64,59 +64,104 @@ def _hw(x):
 
 # ---------------------------------------------------------------- resize
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
-                  preserve_aspect_ratio=False, name=None, antialias=False):
-    """Resizes `images` to `size` = (new_height, new_width).
+                  preserve_aspect_ratio=False, name=None, antialias=False,
+                  half_pixel_centers=False):
+    """Resizes `images` to `size` = (new_height, new_width), as TensorFlow 1's
+    `tf.image.resize_images`.
+
+    Bilinear and nearest-neighbour sampling follow TensorFlow 1's kernels: output
+    pixel ``j`` reads input coordinate ``j * in / out`` (``j * (in - 1) / (out - 1)``
+    with `align_corners`); bilinear blends the two pixels around it (the last one
+    repeated past the edge), nearest takes ``floor`` of it (``round`` with
+    `align_corners`). `half_pixel_centers` samples at pixel centres instead
+    (``(j + 0.5) * in / out - 0.5``, TensorFlow 2's `tf.image.resize` and
+    `jax.image.resize`), which bicubic and Lanczos always use.
 
     Args:
-      images: float or int `Tensor` [h, w, c] or [n, h, w, c].
-      size: two Python ints.
+      images: float or int `Tensor` [h, w, c] or [n, h, w, c], h and w known.
+      size: two Python ints (or a 2-vector of ints known when the graph is built).
       method: `ResizeMethod.BILINEAR` (0) / "bilinear", `NEAREST_NEIGHBOR` (1) /
         "nearest", `BICUBIC` (2) / "bicubic", "lanczos3", "lanczos5".
-      align_corners, preserve_aspect_ratio, antialias: must be False.
+      align_corners: map the corner pixels onto each other (bilinear, nearest).
+      half_pixel_centers: sample at pixel centres (bilinear, nearest).
+      preserve_aspect_ratio, antialias: must be False.
     Returns:
       float32 `Tensor` (for bilinear/bicubic on integer images, as TensorFlow) or
       `images`' dtype, of shape [..., new_height, new_width, c].
     Raises:
-      ValueError: for an unsupported method or option.
+      ValueError: for an unsupported method or option, or both `align_corners` and
+        `half_pixel_centers` (TensorFlow raises too).
 
-    Differs from TensorFlow 1: sampling uses half-pixel centres (TensorFlow 2's
-    `tf.image.resize`, `jax.image.resize`), where TensorFlow 1's default maps corner to
-    corner less exactly (`half_pixel_centers=False`); values differ slightly near the
-    edges when upsampling. `AREA` is not supported.
+    Differs from TensorFlow 1: `AREA` is not supported; bicubic uses half-pixel centres.
     """
     if method not in _METHODS:
         raise ValueError(f"resize_images: unsupported method {method!r}; use one of "
                          "ResizeMethod.BILINEAR, NEAREST_NEIGHBOR, BICUBIC")
-    if align_corners or preserve_aspect_ratio or antialias:
-        raise ValueError("resize_images: align_corners, preserve_aspect_ratio and antialias "
-                         "are not supported")
+    if preserve_aspect_ratio or antialias:
+        raise ValueError("resize_images: preserve_aspect_ratio and antialias are not "
+                         "supported")
+    if align_corners and half_pixel_centers:
+        raise ValueError("resize_images: if half_pixel_centers is True, align_corners "
+                         "must be False.")
     size = tuple(int(v) for v in (size.tolist() if hasattr(size, "tolist") else size))
-    if len(size) != 2:
-        raise ValueError(f"resize_images: size must be (height, width). Received: {size}")
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError(f"resize_images: size must be (height, width), both positive. "
+                         f"Received: {size}")
     x, was_3d = _image(images, "resize_images")
     m = _METHODS[method]
     if not x.dtype.is_floating and m != "nearest":
         x = cast(x, _dtypes.float32)
+    if m in ("bilinear", "nearest") and not half_pixel_centers:
+        h, w = _hw(x)
+        for axis, (n_in, n_out) in ((1, (h, size[0])), (2, (w, size[1]))):
+            if n_in != n_out:
+                x = _resample_axis(x, axis, n_in, n_out, m, align_corners)
+        return _unbatch(x, was_3d, name)
     return _unbatch(nn_ops.resize_images(x, size, method=m), was_3d, name)
+
+
+def _resample_axis(x, axis, n_in, n_out, method, align_corners):
+    """`x` resampled along `axis` from `n_in` to `n_out` pixels with TensorFlow 1's
+    coordinate mapping (see `resize_images`): gathers at indices computed here, and
+    for bilinear a blend with weights fixed when the graph is built."""
+    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    src = np.arange(n_out, dtype=np.float64) * scale
+    if method == "nearest":
+        idx = np.round(src) if align_corners else np.floor(src)
+        idx = np.minimum(idx, n_in - 1).astype(np.int32)
+        return indexing_ops.gather(x, idx, axis=axis)
+    lo = np.minimum(np.floor(src), n_in - 1).astype(np.int32)
+    hi = np.minimum(lo + 1, n_in - 1).astype(np.int32)
+    frac = (src - lo).astype(x.dtype.np)
+    shape = [1] * x.shape.rank
+    shape[axis] = n_out
+    frac = frac.reshape(shape)
+    a = indexing_ops.gather(x, lo, axis=axis)
+    b = indexing_ops.gather(x, hi, axis=axis)
+    return a + (b - a) * frac
 
 
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False,
            name=None):
-    """TensorFlow 2's `tf.image.resize`: `resize_images` with half-pixel centres."""
+    """TensorFlow 2's `tf.image.resize`: sampling at pixel centres (see
+    `resize_images` with ``half_pixel_centers=True``)."""
     return resize_images(images, size, method, preserve_aspect_ratio=preserve_aspect_ratio,
-                         antialias=antialias, name=name)
+                         antialias=antialias, name=name,
+                         half_pixel_centers=_METHODS.get(method) in ("bilinear", "nearest"))
 
 
 def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
     """`resize_images(..., BILINEAR)` (TensorFlow 1's `tf.image.resize_bilinear`)."""
-    return resize_images(images, size, ResizeMethod.BILINEAR, align_corners, name=name)
+    return resize_images(images, size, ResizeMethod.BILINEAR, align_corners, name=name,
+                         half_pixel_centers=half_pixel_centers)
 
 
 def resize_nearest_neighbor(images, size, align_corners=False, name=None,
                             half_pixel_centers=False):
-    """`resize_images(..., NEAREST_NEIGHBOR)`."""
+    """`resize_images(..., NEAREST_NEIGHBOR)` (TensorFlow 1's
+    `tf.image.resize_nearest_neighbor`)."""
     return resize_images(images, size, ResizeMethod.NEAREST_NEIGHBOR, align_corners,
-                         name=name)
+                         name=name, half_pixel_centers=half_pixel_centers)
 
 
 # ---------------------------------------------------------------- flips, transposes
