@@ -93,3 +93,18 @@ def test_indexed_slices_aggregate_and_clip():
     np.testing.assert_allclose(d, [[1, 1], [4, 4], [0, 0], [0, 0], [3, 3]])
     # As TensorFlow, the norm of IndexedSlices is taken over its values (duplicates apart).
     np.testing.assert_allclose(n, np.sqrt(4 * 1 + 4 * 9), rtol=1e-6)
+
+
+def test_sign_has_a_zero_gradient_floor_none():
+    """As TensorFlow: d sign(x)/dx is zeros (not None), so x * sign(x) = |x| has the
+    gradient sign(x) (jax.grad of abs, away from 0); floor is not differentiable."""
+    xv = np.array([[1.5, -2.0, 0.25]], np.float32)
+    with ml.Graph().as_default():
+        x = ml.constant(xv)
+        gs, = ml.gradients(ml.sign(x), [x])
+        ga, = ml.gradients(ml.reduce_sum(x * ml.sign(x)), [x])
+        assert ml.gradients(ml.floor(x), [x]) == [None]
+        with ml.Session() as s:
+            gsv, gav = s.run([gs, ga])
+    np.testing.assert_array_equal(gsv, np.zeros_like(xv))
+    np.testing.assert_allclose(gav, jax.vmap(jax.grad(lambda v: jnp.sum(jnp.abs(v))))(xv))

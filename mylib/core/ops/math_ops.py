@@ -598,8 +598,14 @@ Round = _unary("Round", jnp.round)  # half to even, as TensorFlow
 Sin = _unary("Sin", jnp.sin)
 Cos = _unary("Cos", jnp.cos)
 Erf = _unary("Erf", jax.scipy.special.erf)
-for _t in ("Sign", "Floor", "Ceil", "Round"):
+for _t in ("Floor", "Ceil", "Round"):
     NotDifferentiable(_t)
+
+
+@RegisterGradient("Sign")
+def _sign_grad(op, grad):
+    # Zeros, not None, as TensorFlow: a loss through `sign` still has a gradient.
+    return [array_ops.zeros_like(op.inputs[0])]
 
 
 @RegisterGradient("Sqrt")
