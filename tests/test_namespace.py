@@ -19,7 +19,7 @@ PKG = os.path.dirname(os.path.abspath(mylib.__file__))
 # Every public name of `mylib`, sorted. Change it on purpose, in the change that adds or
 # removes a public name (and the `__all__` it comes from); never to silence this test.
 PUBLIC_NAMES = [
-    "AUTO_REUSE", "Assert", "ConfigProto", "DType", "DeviceSpec", "Event", "FIFOQueue",
+    "AUTO_REUSE", "Assert", "ConfigProto", "DType", "DeviceSpec", "Dimension", "Event", "FIFOQueue",
     "GradientTape", "Graph", "GraphDef", "GraphKeys", "HistogramProto", "IndexedSlices",
     "InteractiveSession", "MetaGraphDef", "Model", "NodeDef", "NotDifferentiable", "OpDef",
     "Operation", "PaddingFIFOQueue", "PartitionedVariable", "Print", "PriorityQueue", "QueueBase",
@@ -37,7 +37,7 @@ PUBLIC_NAMES = [
     "concat", "cond", "config", "confusion_matrix", "constant", "constant_initializer",
     "constant_value", "contrib", "control_dependencies", "conv1d", "conv2d", "conv2d_transpose",
     "convert_to_tensor", "coordinator", "core", "cos", "count_nonzero", "cumprod", "cumsum",
-    "data", "debugging", "depthwise_conv2d", "device", "devices", "diag", "diag_part",
+    "data", "debugging", "depthwise_conv2d", "device", "devices", "diag", "diag_part", "dimension_value",
     "disable_eager_execution", "disable_v2_behavior", "distribute", "div", "div_no_nan", "divide",
     "dropout", "dtypes", "einsum", "elu", "enable_eager_execution", "enable_v2_behavior", "equal",
     "erf", "errors", "executing_eagerly", "exp", "expand_dims", "expm1", "eye", "fill",

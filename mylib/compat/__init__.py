@@ -7,8 +7,10 @@ from __future__ import annotations
 import numbers as _numbers
 import os as _os
 
+from mylib.core.tensor_shape import dimension_value  # noqa: F401 - tf.compat.dimension_value
+
 __all__ = ["as_bytes", "as_str", "as_text", "as_str_any", "path_to_str", "integral_types",
-           "real_types", "complex_types", "bytes_or_text_types", "v1"]
+           "real_types", "complex_types", "bytes_or_text_types", "dimension_value", "v1"]
 
 integral_types = (_numbers.Integral,)
 real_types = (_numbers.Real,)

@@ -13,7 +13,7 @@ from mylib.core.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collec
                               get_collection, get_collection_ref, get_default_graph,
                               get_default_session, name_scope, reset_default_graph,
                               set_random_seed)
-from mylib.core.tensor_shape import TensorShape
+from mylib.core.tensor_shape import Dimension, TensorShape, dimension_value
 from mylib.core.op_registry import (OpDef, RegisterGradient, NotDifferentiable, TensorSpec,
                                     convert_to_tensor, get_op_def)
 from mylib.core.ops import (array_ops, clip_ops, constant_ops, indexing_ops, math_ops, nn_ops,
@@ -65,10 +65,13 @@ from mylib.core.ops.tensor_array_ops import TensorArray
 from mylib.core.ops.linalg_ops import *  # noqa: F403
 from mylib.core.ops.segment_ops import *  # noqa: F403
 from mylib.core.ops.sequence_ops import *  # noqa: F403
+from mylib.core.ops import special_ops
+from mylib.core.ops.special_ops import *  # noqa: F403
 
 __all__ = [
     "dtypes", "errors",
-    "Graph", "GraphKeys", "Operation", "Tensor", "TensorShape", "add_to_collection",
+    "Graph", "GraphKeys", "Operation", "Tensor", "TensorShape", "Dimension",
+    "dimension_value", "add_to_collection",
     "add_to_collections", "colocate_with", "control_dependencies", "device", "get_collection",
     "get_collection_ref", "get_default_graph", "get_default_session", "name_scope",
     "reset_default_graph", "set_random_seed",
@@ -95,4 +98,5 @@ __all__ = [
     "random_crop", "TensorArray",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
-     + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__)
+     + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__
+     + special_ops.__all__)
