@@ -59,6 +59,16 @@ class _VariableStore:
     def open_scope(self, name):
         self.scope_counts[name] = self.scope_counts.get(name, 0) + 1
 
+    def close_subscopes(self, name):
+        # TF1's close_variable_subscopes: leaving a named scope forgets how often the
+        # scopes inside it were opened, so entering it again names its unnamed inner
+        # scopes (and layers) ``dense``, ``dense_1``, ... once more, which lets a
+        # reusing re-entry find the same variables.
+        prefix = name + "/"
+        for k in self.scope_counts:
+            if k.startswith(prefix):
+                self.scope_counts[k] = 0
+
     def unique_scope_name(self, prefix, base):
         full = f"{prefix}/{base}" if prefix else base
         if self.scope_counts.get(full, 0) == 0:
@@ -205,7 +215,10 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
       name_or_scope: a name (``"layer1"``: the scope ``<outer>/layer1``) or a captured
         `VariableScope` (re-entered by its full name), or None with `default_name`.
       default_name: with ``name_or_scope=None``, a name made unique among the scopes
-        opened in the same outer scope (``dense``, ``dense_1``, ...).
+        opened in the same outer scope (``dense``, ``dense_1``, ...). As in TF1, leaving
+        a named scope resets the counts of the scopes inside it, so each entry of
+        ``variable_scope("D")`` numbers its unnamed inner scopes from ``dense`` again
+        (``reuse=True`` or `AUTO_REUSE` on a second entry shares their variables).
       values: tensors whose graph becomes the default graph.
       reuse: True (variables must exist), `AUTO_REUSE` (create or reuse), or None/False
         (inherit the outer scope's; a new scope at the root creates). Reuse is inherited
@@ -268,11 +281,18 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                 dtype=dtype if dtype is not None else parent_like.dtype,
                 constraint=constraint if constraint is not None else parent_like.constraint)
             st.open_scope(full)
+            captured = isinstance(name_or_scope, VariableScope)
+            counts = dict(st.scope_counts) if captured else None
             st.local.scope = new
             try:
                 yield new
             finally:
                 st.local.scope = outer
+                if captured:  # TF1 restores the counts of a re-entered captured scope
+                    st.scope_counts.clear()
+                    st.scope_counts.update(counts)
+                else:
+                    st.close_subscopes(full)
 
 
 def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):

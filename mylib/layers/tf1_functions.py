@@ -55,7 +55,11 @@ class _TF1Layer:
         g = x.graph if isinstance(x, Tensor) else get_default_graph()
         with g.as_default():
             if self._tf1_scope is None:
-                with variable_scope(self._tf1_name, default_name=self._tf1_base,
+                # An unnamed layer asked to reuse takes its base name itself (``dense``),
+                # as TF1 does, instead of a new unique one.
+                name = self._tf1_name if self._tf1_name is not None or \
+                    self._tf1_reuse is not True else self._tf1_base
+                with variable_scope(name, default_name=self._tf1_base,
                                        reuse=self._tf1_reuse) as scope:
                     self._tf1_scope = scope
                 self.name = scope.name.split("/")[-1]

@@ -47,3 +47,57 @@ def test_from_generator_output_signature_keyword_still_works():
         tf.data.Dataset.from_generator(_ragged_gen, (tf.int32, tf.int32),
                                        output_signature=(tf.TensorSpec([None], tf.int32),
                                                          tf.TensorSpec([], tf.int32)))
+
+
+# --- 2. unnamed tf.layers in a re-entered variable scope share their weights ---
+
+def _disc(x, reuse):
+    with tf.variable_scope("D", reuse=reuse):
+        h = tf.layers.dense(x, 4, activation=tf.nn.relu)
+        return tf.layers.dense(h, 1)
+
+
+def _names():
+    return [v.name for v in tf.trainable_variables()]
+
+
+@pytest.mark.parametrize("reuse", [True, tf.AUTO_REUSE])
+def test_reentered_scope_numbers_unnamed_layers_again(reuse):
+    x = np.random.RandomState(0).randn(5, 3).astype(np.float32)
+    a = _disc(tf.constant(x), tf.AUTO_REUSE if reuse is tf.AUTO_REUSE else False)
+    b = _disc(tf.constant(x), reuse)
+    assert _names() == ["D/dense/kernel:0", "D/dense/bias:0",
+                        "D/dense_1/kernel:0", "D/dense_1/bias:0"]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        va, vb, (k0, b0, k1, b1) = s.run([a, b, tf.trainable_variables()])
+    ref = np.maximum(x @ k0 + b0, 0) @ k1 + b1
+    np.testing.assert_allclose(va, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(vb, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_first_entries_still_number_layers_and_scopes():
+    x = tf.zeros([2, 3])
+    tf.layers.dense(x, 2)
+    tf.layers.dense(x, 2)       # the root scope is never left: counts go on
+    with tf.variable_scope("G"):
+        tf.layers.dense(x, 2)
+        with tf.variable_scope("inner"):
+            tf.layers.dense(x, 2)
+    with tf.variable_scope("G", reuse=True):   # inner scopes numbered from 0 again
+        tf.layers.dense(x, 2)
+        with tf.variable_scope("inner"):
+            tf.layers.dense(x, 2)
+    tf.layers.dense(x, 2, reuse=True)          # an unnamed reusing layer is ``dense``
+    assert [n for n in _names() if n.endswith("kernel:0")] == [
+        "dense/kernel:0", "dense_1/kernel:0", "G/dense/kernel:0", "G/inner/dense/kernel:0"]
+
+
+def test_default_name_scope_entered_twice_without_reuse_collides_as_tf1():
+    def block():
+        with tf.variable_scope("M"):
+            with tf.variable_scope(None, default_name="block"):
+                return tf.get_variable("w", [1]).name
+    assert block() == "M/block/w:0"
+    with pytest.raises(ValueError, match="M/block/w already exists"):
+        block()
