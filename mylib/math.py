@@ -15,10 +15,13 @@ from mylib.core.ops.sequence_ops import (atan2, count_nonzero, div_no_nan, is_in
 from mylib.core.ops.nn_ops import (in_top_k, l2_normalize, log_softmax,  # noqa: F401
                                    softmax, softplus)
 from mylib.core.ops.linalg_ops import trace  # noqa: F401
+from mylib.core.ops.special_ops import (argsort, digamma, lgamma, log_sigmoid,  # noqa: F401
+                                        reduce_std, reduce_variance, sort)
 
 __all__ = sorted(set(_math_all) | set(_reduction_all) | {
     "confusion_matrix", "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",
     "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_min",
     "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum", "atan2",
     "count_nonzero", "div_no_nan", "in_top_k", "is_inf", "is_nan", "top_k", "l2_normalize",
-    "log_softmax", "softmax", "softplus", "trace"})
+    "log_softmax", "softmax", "softplus", "trace", "argsort", "digamma", "lgamma",
+    "log_sigmoid", "reduce_std", "reduce_variance", "sort"})

@@ -20,7 +20,7 @@ from mylib.core.ops.constant_ops import constant
 __all__ = ["einsum", "tensordot", "eye", "matrix_diag", "matrix_diag_part", "matrix_set_diag",
            "diag", "diag_part", "matrix_band_part", "matrix_inverse", "matrix_determinant",
            "cholesky", "matrix_solve", "matrix_triangular_solve", "trace", "norm",
-           "qr", "svd"]  # logdet, slogdet: in ml.linalg only, as TensorFlow
+           "qr", "svd", "self_adjoint_eig", "self_adjoint_eigvals"]  # logdet, slogdet: in ml.linalg only, as TensorFlow
 
 
 def _float(x, what):
@@ -297,6 +297,25 @@ def matrix_triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     a = _square_matrices(_float(matrix, "matrix_triangular_solve"), "matrix_triangular_solve")
     b = convert_to_tensor(rhs, dtype_hint=a.dtype)
     return MatrixTriangularSolve(a, b, lower=bool(lower), adjoint=bool(adjoint), name=name)
+
+
+SelfAdjointEigV2 = OpDef("SelfAdjointEigV2", kernel=lambda x: tuple(
+    jnp.linalg.eigh(x, UPLO="L", symmetrize_input=False)))
+
+
+def self_adjoint_eig(tensor, name=None):
+    """`(e, v)`: the eigenvalues [..., M] (ascending) and eigenvectors [..., M, M] (as
+    columns) of a batch of self-adjoint matrices [..., M, M] (`jnp.linalg.eigh`; only
+    the lower triangle is read, as TensorFlow). Differentiable where the eigenvalues
+    are distinct; each eigenvector's sign is the solver's."""
+    x = _square_matrices(_float(tensor, "self_adjoint_eig"), "self_adjoint_eig")
+    e, v = SelfAdjointEigV2(x, name=name)
+    return e, v
+
+
+def self_adjoint_eigvals(tensor, name=None):
+    """The eigenvalues [..., M] (ascending) of self-adjoint matrices [..., M, M]."""
+    return self_adjoint_eig(tensor, name=name)[0]
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
