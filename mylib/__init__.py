@@ -21,7 +21,7 @@ from mylib import train  # noqa: F401
 from mylib import contrib  # noqa: F401
 from mylib import mixed_precision  # noqa: F401
 from mylib import debugging, summary  # noqa: F401
-from mylib import config, data, utils  # noqa: F401
+from mylib import config, data, test, utils  # noqa: F401
 from mylib.layers import activations, initializers, regularizers  # noqa: F401
 from mylib.devices import DeviceSpec  # noqa: F401
 

@@ -78,7 +78,7 @@ PUBLIC_NAMES = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "string", "sub", "subtract", "summary",
     "svd", "swish", "tanh", "tensor_scatter_add", "tensor_scatter_nd_add", "tensor_scatter_nd_max",
     "tensor_scatter_nd_min", "tensor_scatter_nd_sub", "tensor_scatter_nd_update",
-    "tensor_scatter_sub", "tensor_scatter_update", "tensordot", "tile", "timeline", "to_bfloat16",
+    "tensor_scatter_sub", "tensor_scatter_update", "tensordot", "test", "tile", "timeline", "to_bfloat16",
     "to_double", "to_float", "to_int32", "to_int64", "trace", "train", "trainable_variables",
     "transpose", "truediv", "truncated_normal", "truncated_normal_initializer", "tuple", "uint16",
     "uint32", "uint64", "uint8", "uniform", "unique", "unsorted_segment_max",
