@@ -1,6 +1,7 @@
 """`tf.test`: accelerator queries against JAX's own device list, and a TestCase whose
 helpers run graphs."""
 
+import io
 import unittest
 
 import jax
@@ -36,6 +37,6 @@ def test_test_case_helpers_run_graphs_and_compare():
             tf.constant(0.0, name="only")
             assert [op.name for op in tf.get_default_graph().get_operations()] == ["only"]
 
-    result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
+    result = unittest.TextTestRunner(stream=io.StringIO()).run(
         unittest.defaultTestLoader.loadTestsFromTestCase(Case))
     assert result.testsRun == 3 and result.wasSuccessful(), result.failures + result.errors
