@@ -172,11 +172,14 @@ def _as_fetch(f, graph):
     if isinstance(f, (Tensor, Operation)):
         if f.graph is not graph:
             raise ValueError(f"Fetch argument {f!r} is not an element of this session's graph.")
-        return f
+        return _variable_read(f, graph)
     if isinstance(f, str):
         try:
-            return graph.as_graph_element(f)
+            return _variable_read(graph.as_graph_element(f), graph)
         except KeyError as e:
+            read = _ref_read_name(f, graph)
+            if read is not None:
+                return read
             raise ValueError(f"Fetch argument {f!r} cannot be interpreted: {e}") from None
     conv = getattr(f, "_as_graph_element", None)
     if conv is not None:
@@ -186,6 +189,42 @@ def _as_fetch(f, graph):
     raise TypeError(
         f"Fetch argument {f!r} has invalid type {type(f).__name__}: must be a Tensor, "
         "Operation, Variable, tensor/op name, or a list/tuple/dict of them.")
+
+
+def _variable_read(el, graph):
+    """A fetch of a variable's own tensor (``'w:0'``, the output of its `VarHandleOp`)
+    fetches its value, as TF1's ``w:0`` does: a read of it already in the graph (the
+    variable's, else the first plain one), or a new one while the graph can grow."""
+    if not (isinstance(el, Tensor) and el.op.type == "VarHandleOp"):
+        return el
+    var = getattr(graph, "_variables", {}).get(el.op.name)
+    if var is not None and getattr(var, "_graph_element", None) is not None:
+        return var._graph_element
+    for op in graph.get_operations():
+        if op.type == "ReadVariableOp" and op.inputs[0] is el and not op.control_inputs:
+            return op.outputs[0]
+    if graph.finalized:
+        raise errors.InvalidArgumentError(
+            f"Fetching the variable '{el.op.name}' needs a read of it, and the graph is "
+            "finalized and has none: fetch `variable.read_value()` made before "
+            "finalizing.")
+    from mylib.core.ops import state_ops  # noqa: PLC0415 (only for this rare fetch)
+    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(""), \
+            graph.name_scope(el.op.name + "/Read"):
+        return state_ops.read_variable_op(el)
+
+
+def _ref_read_name(name, graph):
+    # TF1 reads a reference variable through ``<name>/read``; here that name resolves
+    # to the variable's value.
+    base = name[:-2] if name.endswith(":0") else name
+    if not base.endswith("/read"):
+        return None
+    try:
+        op = graph.get_operation_by_name(base[:-len("/read")])
+    except (KeyError, ValueError):
+        return None
+    return _variable_read(op.outputs[0], graph) if op.type == "VarHandleOp" else None
 
 
 def _feed_key(k, graph):
@@ -427,7 +466,7 @@ class Session:
             raise RuntimeError("Attempted to use a closed Session.")
         g = self._graph
         if type(fetches) is Tensor and fetches.graph is g:
-            leaves, rebuild = [fetches], None
+            leaves, rebuild = [_variable_read(fetches, g)], None
         else:
             leaves, rebuild = _flatten(fetches, g)
         var_feeds = None

@@ -101,3 +101,40 @@ def test_default_name_scope_entered_twice_without_reuse_collides_as_tf1():
     assert block() == "M/block/w:0"
     with pytest.raises(ValueError, match="M/block/w already exists"):
         block()
+
+
+# --- 3. fetching a variable's own tensor ---
+
+def test_fetch_variable_tensor_by_name_and_handle():
+    w = tf.get_variable("w", [2], initializer=tf.constant_initializer([1.5, -2.0]))
+    g = tf.get_default_graph()
+    t = g.get_tensor_by_name("w:0")
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run(w.assign_add([1.0, 1.0]))
+        want = np.array([2.5, -1.0], np.float32)
+        for got in (s.run("w:0"), s.run(t), s.run("w/read:0"), t.eval(),
+                    s.run(g.get_operation_by_name("w").outputs[0]),
+                    s.run({"a": [t]})["a"][0], s.make_callable(t)()):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_fetch_variable_tensor_of_an_imported_meta_graph(tmp_path):
+    w = tf.get_variable("model/w", [2, 1], initializer=tf.constant_initializer([[3.0], [4.0]]))
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(s, str(tmp_path / "m"), write_meta_graph=True)
+    with tf.Graph().as_default() as g:
+        with tf.Session() as s:
+            tf.train.import_meta_graph(path + ".meta").restore(s, path)
+            np.testing.assert_array_equal(s.run(g.get_tensor_by_name("model/w:0")),
+                                          [[3.0], [4.0]])
+            np.testing.assert_array_equal(s.run("model/w/read:0"), [[3.0], [4.0]])
+    assert w.name == "model/w:0"
+
+
+def test_unknown_read_name_still_raises():
+    tf.get_variable("w", [1])
+    with tf.Session() as s:
+        with pytest.raises(ValueError, match="cannot be interpreted"):
+            s.run("v/read:0")
