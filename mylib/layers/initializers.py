@@ -191,17 +191,73 @@ class Orthogonal(Initializer):
         return {"gain": self.gain, "seed": self.seed}
 
 
+class Identity(Initializer):
+    """`gain` times the identity matrix (ones on the main diagonal of a 2-D shape,
+    which need not be square), as Keras's `Identity`.
+
+    Raises:
+      ValueError: a shape that is not 2-D.
+    """
+
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(int(d) for d in shape)
+        if len(shape) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices. "
+                             f"Received: shape={shape} of rank {len(shape)}.")
+        dt = _dt(dtype)
+        return constant_ops.constant(float(self.gain) * np.eye(*shape, dtype=dt.np), dtype=dt)
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
 _CLASSES = {c.__name__: c for c in (Zeros, Ones, Constant, RandomUniform, RandomNormal,
                                     TruncatedNormal, VarianceScaling, GlorotUniform,
                                     GlorotNormal, HeUniform, HeNormal, LecunUniform,
-                                    LecunNormal, Orthogonal)}
+                                    LecunNormal, Orthogonal, Identity)}
 _ALIASES = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
             "random_normal": RandomNormal, "truncated_normal": TruncatedNormal,
             "variance_scaling": VarianceScaling, "glorot_uniform": GlorotUniform,
             "glorot_normal": GlorotNormal, "he_uniform": HeUniform, "he_normal": HeNormal,
             "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal,
             "uniform": RandomUniform, "normal": RandomNormal, "zero": Zeros, "one": Ones,
-            "orthogonal": Orthogonal}
+            "orthogonal": Orthogonal, "identity": Identity}
+
+# Keras's lower-case names of the classes (``initializers.glorot_uniform(seed=1)``),
+# which TensorFlow 1's ``tf.initializers`` has too.
+zeros, ones, constant, identity = Zeros, Ones, Constant, Identity
+random_uniform, random_normal, truncated_normal = RandomUniform, RandomNormal, TruncatedNormal
+variance_scaling, orthogonal = VarianceScaling, Orthogonal
+glorot_uniform, glorot_normal, he_uniform, he_normal = (GlorotUniform, GlorotNormal,
+                                                        HeUniform, HeNormal)
+lecun_uniform, lecun_normal = LecunUniform, LecunNormal
+IdentityInitializer, OrthogonalInitializer = Identity, Orthogonal
+
+
+def global_variables():
+    """TensorFlow 1's ``tf.initializers.global_variables()``: the op initializing every
+    global variable (`global_variables_initializer`)."""
+    from mylib.core.variables import global_variables_initializer
+
+    return global_variables_initializer()
+
+
+def local_variables():
+    """TensorFlow 1's ``tf.initializers.local_variables()``
+    (`local_variables_initializer`)."""
+    from mylib.core.variables import local_variables_initializer
+
+    return local_variables_initializer()
+
+
+def variables(var_list, name="init"):
+    """TensorFlow 1's ``tf.initializers.variables(var_list)`` (`variables_initializer`)."""
+    from mylib.core.variables import variables_initializer
+
+    return variables_initializer(var_list, name=name)
 
 
 def get(identifier):
@@ -230,6 +286,16 @@ def get(identifier):
         return registration.deserialize_object(identifier, {**_ALIASES, **_CLASSES},
                                                "initializer")
     raise TypeError(f"Could not interpret initializer identifier: {identifier!r}")
+
+
+def deserialize(config, custom_objects=None):
+    """The initializer of a `serialize` config (or a name), as `get`."""
+    if custom_objects:
+        from mylib.layers import registration
+
+        return registration.deserialize_object(config, {**_ALIASES, **_CLASSES,
+                                                        **custom_objects}, "initializer")
+    return get(config)
 
 
 def serialize(init):
