@@ -25,8 +25,9 @@ def _lr_variable(model, who):
     if opt is None:
         raise ValueError(f"{who} needs a compiled model (with an optimizer).")
     lr = opt.learning_rate
-    if callable(lr) and not hasattr(lr, "graph"):
-        raise TypeError(f"{who}: the optimizer uses a learning-rate schedule ({lr!r}); "
+    if not hasattr(lr, "graph"):  # with a schedule: its current rate, not a variable
+        sched = getattr(opt, "_learning_rate", None)
+        raise TypeError(f"{who}: the optimizer uses a learning-rate schedule ({sched!r}); "
                         "only a float learning rate (a variable) can be changed.")
     return lr
 

@@ -231,7 +231,8 @@ class Variable:
         return self._graph_element.eval(session=session)
 
     def load(self, value, session=None):
-        (session or get_default_session()).run(self.assign(value))
+        # Always through a graph op run in `session` (never the Keras session).
+        (session or get_default_session()).run(self._assign_op(value))
 
     # --- writes ---
     def _value_tensor(self, value):
@@ -241,16 +242,32 @@ class Variable:
     @_in_own_graph
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Assigns `value`. Returns the new value (a read ordered after the write), or
-        the assign `Operation` if `read_value=False`."""
-        v = self._cast_value(value)
-        with self._graph.colocate_with(self._handle.op):
-            op = state_ops.assign_variable_op(self._handle, v, name=name,
-                                              validate_shape=self._validate_shape)
+        the assign `Operation` if `read_value=False`.
+
+        A Keras weight or optimizer variable (`layer.kernel`, `optimizer.iterations`,
+        `optimizer.learning_rate`) given a concrete value (array, number, another such
+        variable) outside a step being built, and outside a TensorFlow 1 session of its
+        graph, is assigned at once in its Keras session, as Keras 3 does: the variable
+        itself is returned. (`assign_add` and `assign_sub` likewise.)"""
+        done = _write_now(self, "assign", value)
+        if done is not None:
+            return done
+        op = self._assign_op(value, name)
         return self._after(op) if read_value else op
 
     @_in_own_graph
+    def _assign_op(self, value, name=None):
+        v = self._cast_value(value)
+        with self._graph.colocate_with(self._handle.op):
+            return state_ops.assign_variable_op(self._handle, v, name=name,
+                                                validate_shape=self._validate_shape)
+
+    @_in_own_graph
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """Adds `delta` to the variable."""
+        """Adds `delta` to the variable (at once for a Keras variable: see `assign`)."""
+        done = _write_now(self, "assign_add", delta)
+        if done is not None:
+            return done
         v = self._cast_value(delta)
         with self._graph.colocate_with(self._handle.op):
             op = state_ops.assign_add_variable_op(self._handle, v, name=name)
@@ -258,7 +275,11 @@ class Variable:
 
     @_in_own_graph
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        """Subtracts `delta` from the variable."""
+        """Subtracts `delta` from the variable (at once for a Keras variable: see
+        `assign`)."""
+        done = _write_now(self, "assign_sub", delta)
+        if done is not None:
+            return done
         v = self._cast_value(delta)
         with self._graph.colocate_with(self._handle.op):
             op = state_ops.assign_sub_variable_op(self._handle, v, name=name)
@@ -347,6 +368,26 @@ def register_value_reader(read):
     """Adds `read` to the functions `Variable.numpy()` asks, in order."""
     if read not in _value_readers:
         _value_readers.append(read)
+
+
+# Functions ``write(variable, kind, value) -> variable or None`` that assign a Keras
+# variable's value at once (kind: "assign", "assign_add" or "assign_sub") when it is
+# not being used in a graph under construction; None leaves the write to a graph op.
+_eager_writers = []
+
+
+def register_eager_writer(write):
+    """Adds `write` to the functions `assign` / `assign_add` / `assign_sub` ask first."""
+    if write not in _eager_writers:
+        _eager_writers.append(write)
+
+
+def _write_now(variable, kind, value):
+    for write in _eager_writers:
+        done = write(variable, kind, value)
+        if done is not None:
+            return done
+    return None
 
 
 def _binop(name):

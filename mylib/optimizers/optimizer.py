@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import numbers
 
+import numpy as np
+
 from mylib.core import dtypes as _dtypes
 from mylib.core.compat_args import init_arg_names, unrecognized_kwargs
 from mylib.core.gradients import IndexedSlices, gradients, indexed_slices_to_dense
@@ -86,8 +88,12 @@ class Optimizer:
             f"{type(self).__name__} must implement `_hparams` (abstract in the base class)")
 
     def get_config(self):
-        """The constructor arguments (a schedule is returned as the object itself)."""
-        return {"name": self.name, "learning_rate": self._learning_rate,
+        """The constructor arguments (a schedule is returned as the object itself; a
+        float rate is the learning-rate variable's current value once built)."""
+        lr = self._learning_rate
+        if self._lr_var is not None:
+            lr = float(np.asarray(self._lr_var))
+        return {"name": self.name, "learning_rate": lr,
                 "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
                 "clipvalue": self.clipvalue, "global_clipnorm": self.global_clipnorm,
                 **dict(self._hparams())}
@@ -111,8 +117,12 @@ class Optimizer:
     def _make_variable(self, name, initial_value, dtype):
         g = self._graph
         with g.name_scope(""), g.name_scope(self._scope), g.control_dependencies(None):
-            return Variable(initial_value, trainable=False, name=name, dtype=dtype,
-                            collections=[GraphKeys.GLOBAL_VARIABLES])
+            v = Variable(initial_value, trainable=False, name=name, dtype=dtype,
+                         collections=[GraphKeys.GLOBAL_VARIABLES])
+        # A Keras variable: `assign` outside a step being built takes effect at once
+        # (see `Variable.assign`), as Keras 3's ``optimizer.iterations.assign(0)``.
+        v._keras_eager = True
+        return v
 
     def _ensure_built(self, graph=None, colocate=None):
         self._bind_graph(graph or self._graph or get_default_graph())
@@ -144,9 +154,17 @@ class Optimizer:
 
     @property
     def learning_rate(self):
-        """The schedule if one was given, else the float32 learning-rate variable."""
+        """The float32 learning-rate variable; with a schedule, its current rate (Keras
+        3's ``float(optimizer.learning_rate)``): a float32 numpy scalar, the schedule at
+        `iterations` (0 before the first step). While a step is being built (a custom
+        `train_step`, a layer call) the schedule object itself is returned (the
+        compiled update evaluates it at each step)."""
         if callable(self._learning_rate):
-            return self._learning_rate
+            g = self._graph if self._graph is not None else get_default_graph()
+            if g._state.collectable:
+                return self._learning_rate
+            step = 0 if self._iterations is None else int(np.asarray(self._iterations))
+            return np.float32(np.asarray(self._learning_rate(step)))
         self._ensure_built()
         return self._lr_var
 

@@ -14,8 +14,9 @@ import weakref
 import jax.numpy as jnp
 import numpy as np
 
-from mylib.core.graph import get_default_graph, get_default_session, reset_default_graph
-from mylib.core.variables import register_value_reader, variables_initializer
+from mylib.core.graph import Tensor, get_default_graph, get_default_session, reset_default_graph
+from mylib.core.variables import (Variable, register_eager_writer, register_value_reader,
+                                  variables_initializer)
 from mylib.core.x64 import with_x64
 from mylib.runtime.session import Session
 from mylib.runtime.variable_store import host_value
@@ -88,12 +89,79 @@ def _read_held_value(v):
         if all(a is not None for a in vals):
             vals = [np.array(host_value(a)) for a in vals]
             return vals[0] if len(vals) == 1 else np.concatenate(vals, axis=0)
-    if hasattr(v, "_keras_trainable") or v.graph in _sessions:
+    if hasattr(v, "_keras_trainable") or getattr(v, "_keras_eager", False) or \
+            v.graph in _sessions:
         return get_values([v])[0]
     return None
 
 
 register_value_reader(_read_held_value)
+
+
+def _is_keras_variable(v):
+    """A weight made by a Keras layer's `add_weight` (built collectable, unlike those of
+    TensorFlow 1's layer functions), or a variable an optimizer marked `_keras_eager`."""
+    if getattr(v, "_keras_eager", False):
+        return True
+    return hasattr(v, "_keras_trainable") and getattr(v.handle.op, "_collectable", False)
+
+
+def _concrete(value):
+    """`value` as a numpy array, or None when it is symbolic (a graph `Tensor`, a
+    variable whose value no session holds) and so must be written by a graph op."""
+    if isinstance(value, Variable):
+        if not _is_keras_variable(value):
+            return None
+        return get_values([value])[0]
+    if isinstance(value, Tensor) or hasattr(value, "op") or hasattr(value, "indices"):
+        return None
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    return None if a.dtype == object else a
+
+
+def _write_now(v, kind, value):
+    """Keras 3's eager `assign` / `assign_add` / `assign_sub` on a Keras variable: done
+    in its graph's Keras session when no step is being built (no layer call, no
+    `train_step` trace: the graph is not collecting ops in this thread, and the default
+    graph is the variable's own), no TensorFlow 1 session of the graph is the default
+    one, and (for an optimizer's variables) the graph has a Keras session. Returns the
+    variable, or None to leave the write to a graph op."""
+    if not _is_keras_variable(v) or _shards(v) is not None:
+        return None
+    g = v.graph
+    if g._state.collectable or get_default_graph() is not g:
+        return None
+    if not hasattr(v, "_keras_trainable") and g not in _sessions:
+        return None  # an optimizer of TensorFlow 1 code: no Keras session holds values
+    sess = get_default_session()
+    if sess is not None and not sess.closed and sess.graph is g and sess is not _sessions.get(g):
+        return None
+    a = _concrete(value)
+    if a is None:
+        return None
+    want = tuple(v.shape.as_list())
+    if kind == "assign":
+        if a.shape != want:
+            raise ValueError(
+                f"The shape of the target variable and the shape of the target value in "
+                f"`variable.assign(value)` must match. variable.shape={want}, Received: "
+                f"value.shape={a.shape}. Target variable: {v.name}")
+        new = a
+    else:
+        cur = get_values([v])[0]
+        new = cur + a if kind == "assign_add" else cur - a
+        if new.shape != want:
+            raise ValueError(f"`variable.{kind}(value)`: a value of shape {a.shape} does not "
+                             f"broadcast to the shape {want} of variable '{v.name}'.")
+    ensure_initialized([v])
+    set_values([v], [np.asarray(new).astype(v.dtype.np)], owner=f"Variable '{v.name}'")
+    return v
+
+
+register_eager_writer(_write_now)
 
 
 def get_values(variables):

