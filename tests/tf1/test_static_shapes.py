@@ -53,3 +53,74 @@ def test_dimension_value():
         assert f(tf.Dimension(4)) == 4 and f(tf.Dimension(None)) is None
         assert f(6) == 6
     assert tf.compat.v1.Dimension is tf.Dimension
+
+
+# ---------------------------------------------------------------- shapes from tensors
+def _run(fetches, feed):
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        return s.run(fetches, feed)
+
+
+def test_shape_lists_with_tensors_keep_known_entries():
+    x = tf.placeholder(tf.float32, [None, 4])
+    bs = tf.shape(x)[0]
+    cases = {
+        "zeros": (tf.zeros([bs, 8]), [None, 8]),
+        "ones": (tf.ones([bs, 8], tf.int32), [None, 8]),
+        "fill": (tf.fill([bs, 3], 2.5), [None, 3]),
+        "stack": (tf.zeros(tf.stack([bs, 8])), [None, 8]),
+        "concat": (tf.zeros(tf.concat([tf.shape(x)[:1], [5]], 0)), [None, 5]),
+        "known_dim": (tf.zeros([tf.shape(x)[-1], 2]), [4, 2]),
+        "random_normal": (tf.random_normal([bs, 8]), [None, 8]),
+        "random_uniform": (tf.random_uniform([bs, 8]), [None, 8]),
+        "truncated_normal": (tf.truncated_normal([bs, 2]), [None, 2]),
+        "reshape": (tf.reshape(x, [bs, 2, 2]), [None, 2, 2]),
+        "reshape_minus_one": (tf.reshape(x, [bs, 2, -1]), [None, 2, 2]),
+    }
+    for name, (t, want) in cases.items():
+        assert t.shape.as_list() == want, name
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = _run({k: t for k, (t, _) in cases.items()}, {x: xv})
+    np.testing.assert_array_equal(got["zeros"], np.zeros((3, 8)))
+    np.testing.assert_array_equal(got["ones"], np.ones((3, 8), np.int32))
+    np.testing.assert_array_equal(got["fill"], np.full((3, 3), 2.5))
+    np.testing.assert_array_equal(got["concat"], np.zeros((3, 5)))
+    np.testing.assert_array_equal(got["reshape"], xv.reshape(3, 2, 2))
+    np.testing.assert_array_equal(got["reshape_minus_one"], xv.reshape(3, 2, -1))
+    for k in ("random_normal", "random_uniform"):
+        assert got[k].shape == (3, 8)
+
+
+def test_reshape_batch_and_minus_one():
+    x = tf.placeholder(tf.float32, [None, 4, 3])
+    y = tf.placeholder(tf.float32, [None, None, 3])
+    flat = tf.reshape(x, [tf.shape(x)[0], -1])
+    assert flat.shape.as_list() == [None, 12]
+    assert tf.reshape(x, [-1, tf.shape(x)[0]]).shape.as_list() == [12, None]
+    # two unknown dims of y, only one passed through: -1 stays unknown
+    assert tf.reshape(y, [tf.shape(y)[0], -1]).shape.as_list() == [None, None]
+    xv = np.random.RandomState(0).rand(2, 4, 3).astype(np.float32)
+    np.testing.assert_array_equal(_run(flat, {x: xv}), xv.reshape(2, -1))
+
+
+def test_next_layers_build_on_inferred_shapes():
+    x = tf.placeholder(tf.float32, [None, 4])
+    eps = tf.random_normal([tf.shape(x)[0], 8])
+    h = tf.layers.dense(eps, 3)
+    c = tf.layers.conv1d(tf.reshape(x, [tf.shape(x)[0], 2, 2]), 3, 1)
+    assert h.shape.as_list() == [None, 3] and c.shape.as_list() == [None, 2, 3]
+    hv, cv = _run([h, c], {x: np.ones((5, 4), np.float32)})
+    assert hv.shape == (5, 3) and cv.shape == (5, 2, 3)
+
+
+def test_zero_state_with_a_batch_tensor():
+    x = tf.placeholder(tf.float32, [None, 6, 4])
+    cell = tf.nn.rnn_cell.LSTMCell(5)
+    init = cell.zero_state(tf.shape(x)[0], tf.float32)
+    assert init.h.shape.as_list() == [None, 5] and init.c.shape.as_list() == [None, 5]
+    out, st = tf.nn.dynamic_rnn(cell, x, initial_state=init)
+    logits = tf.layers.dense(st.h, 3)
+    iv, lv = _run([init.h, logits], {x: np.ones((2, 6, 4), np.float32)})
+    np.testing.assert_array_equal(iv, np.zeros((2, 5)))
+    assert lv.shape == (2, 3)

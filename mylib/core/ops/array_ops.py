@@ -22,7 +22,8 @@ from mylib.core.graph import Tensor, get_default_graph
 from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
                                     convert_to_tensor)
 from mylib.core.ops import _shape_rules
-from mylib.core.ops.constant_ops import _static_ints, constant_value, zeros_like
+from mylib.core.ops.constant_ops import (_static_ints, constant_value, constant_value_as_shape,
+                                         shape_dim_source, zeros_like)
 from mylib.core.tensor_shape import TensorShape, as_shape, broadcast_shapes
 
 __all__ = ["placeholder", "placeholder_with_default", "identity", "stop_gradient", "no_op",
@@ -207,12 +208,46 @@ def reshape(tensor, shape, name=None):
     s = convert_to_tensor(shape, dtype_hint=_dtypes.int32)
     out = Reshape(x, s, name=name)
     cv = constant_value(s)
-    if cv is not None:
-        try:
+    try:
+        if cv is not None:
             out._shape = _reshape_target(x.shape, [int(d) for d in np.asarray(cv).reshape(-1)])
-        except errors.InvalidArgumentError as e:
-            raise errors.InvalidArgumentError(e.message, op=out.op, show_inputs=True) from None
+        else:  # some entries known (`[shape(x)[0], 2, 2]`), as TensorFlow infers them
+            out._shape = _reshape_partial(x, s).merge_with(out.shape)
+    except errors.InvalidArgumentError as e:
+        raise errors.InvalidArgumentError(e.message, op=out.op, show_inputs=True) from None
     return out
+
+
+def _reshape_partial(x, s):
+    """Static output shape of reshaping `x` to the shape tensor `s`, whose entries are
+    partly known (`[shape(x)[0], 2, 2]`). An entry -1 follows from the others when every
+    other unknown entry is `shape(x)[i]` for an unknown dimension i of x, each once
+    (`[shape(x)[0], -1]`), as in TensorFlow's reshape shape function."""
+    target = constant_value_as_shape(s)
+    if target.rank is None or x.shape.rank is None:
+        return target
+    dims = target.as_list()
+    minus_one = [i for i, e in enumerate(s.op.inputs) if constant_value(e) is not None
+                 and int(constant_value(e)) == -1] if s.op.type == "Pack" else []
+    if len(minus_one) != 1:
+        return target
+    x_unknown = sorted(i for i, d in enumerate(x.shape.as_list()) if d is None)
+    passed = []
+    for j, e in enumerate(s.op.inputs):
+        if dims[j] is None and j != minus_one[0]:
+            src = shape_dim_source(e)
+            if src is None or src[0] is not x:
+                return target
+            passed.append(src[1])
+    if sorted(passed) != x_unknown:
+        return target
+    n_in = int(np.prod([d for d in x.shape.as_list() if d is not None]))
+    n_out = int(np.prod([d for d in dims if d is not None]))
+    if n_out == 0 or n_in % n_out:
+        raise errors.InvalidArgumentError(
+            f"cannot reshape a tensor of shape {x.shape} to shape {target}")
+    dims[minus_one[0]] = n_in // n_out
+    return TensorShape(dims)
 
 
 @RegisterGradient("Reshape")

@@ -96,6 +96,64 @@ def constant_value(tensor):
     return None
 
 
+def _constant_dim(t):
+    """A scalar size tensor's value if known when the graph is built (-1: unknown), else
+    None: a constant, or `shape(x)[i]` where x's dimension i is known."""
+    op = t.op
+    if op.type in ("Cast", "Identity"):
+        return _constant_dim(op.inputs[0])
+    cv = constant_value(t)
+    if cv is not None:
+        return int(cv) if np.ndim(cv) == 0 and int(cv) >= 0 else None
+    src = shape_dim_source(t)
+    return None if src is None else src[0].shape[src[1]]
+
+
+def shape_dim_source(t):
+    """`(x, i)` if the scalar tensor `t` is `shape(x)[i]` (through casts), else None;
+    i is normalized to be non-negative."""
+    op = t.op
+    if op.type in ("Cast", "Identity"):
+        return shape_dim_source(op.inputs[0])
+    if (op.type == "StridedSlice" and len(op.inputs) == 1 and op.inputs[0].op.type == "Shape"
+            and len(op.attrs["spec"]) == 1 and op.attrs["spec"][0][0] == "int"):
+        x = op.inputs[0].op.inputs[0]
+        i, rank = op.attrs["spec"][0][1], x.shape.rank
+        if rank is not None and -rank <= i < rank:
+            return x, i % rank
+    return None
+
+
+def constant_value_as_shape(tensor):
+    """The static `TensorShape` a 1-D shape tensor describes, as far as the graph tells
+    (TensorFlow's ``constant_value_as_shape``): known entries of a constant, of `shape(x)`
+    or a slice of it, of a stacked list of scalars (`[shape(x)[0], 8]` gives (?, 8)), of a
+    concatenation of those; unknown (`?`) elsewhere."""
+    t = convert_to_tensor(tensor, dtype_hint=_dtypes.int32)
+    op = t.op
+    cv = constant_value(t)
+    if cv is not None:
+        return TensorShape([int(d) for d in np.asarray(cv).reshape(-1)])  # -1 is unknown
+    if op.type in ("Cast", "Identity"):
+        return constant_value_as_shape(op.inputs[0])
+    if op.type == "Shape":
+        return op.inputs[0].shape
+    if op.type == "Pack" and all(x.shape.rank == 0 for x in op.inputs):
+        return TensorShape([_constant_dim(x) for x in op.inputs])
+    if op.type == "ConcatV2":
+        out = TensorShape([])
+        for x in op.inputs:
+            out = out.concatenate(constant_value_as_shape(x))
+        return out
+    if (op.type == "StridedSlice" and len(op.inputs) == 1 and op.inputs[0].op.type == "Shape"
+            and len(op.attrs["spec"]) == 1 and op.attrs["spec"][0][0] == "slice"):
+        whole = op.inputs[0].op.inputs[0].shape
+        if whole.rank is not None:
+            return whole[slice(*op.attrs["spec"][0][1:])]
+    n = t.shape[0] if t.shape.rank == 1 else None
+    return TensorShape(None) if n is None else TensorShape([None] * n)
+
+
 # ---------------------------------------------------------------- fill
 def _fill_kernel(dims, value):
     return jnp.full(_static_ints(dims, "Fill's dims"), value)
@@ -119,9 +177,7 @@ def fill(dims, value, name=None):
     d = convert_to_tensor(dims, dtype_hint=_dtypes.int32)
     v = convert_to_tensor(value)
     out = Fill(d, v, name=name)
-    cv = constant_value(d)
-    if cv is not None:
-        out._shape = TensorShape([int(x) for x in np.asarray(cv).reshape(-1)])
+    out._shape = constant_value_as_shape(d).merge_with(out.shape)
     return out
 
 

@@ -58,13 +58,7 @@ def _seed_attrs(seed):
 
 def _static_shape_of(t):
     """Static `TensorShape` described by the 1-D shape tensor `t`, as far as known."""
-    cv = constant_ops.constant_value(t)
-    if cv is not None:
-        return TensorShape([int(d) for d in np.asarray(cv).reshape(-1)])
-    if t.op.type == "Shape":
-        return t.op.inputs[0].shape
-    n = t.shape[0] if t.shape.rank == 1 else None
-    return TensorShape(None) if n is None else TensorShape([None] * n)
+    return constant_ops.constant_value_as_shape(t)
 
 
 def _shape_input(shape):
