@@ -105,14 +105,13 @@ class ReduceLROnPlateau(Callback):
                           f"not available. Available metrics are: {','.join(logs)}.",
                           stacklevel=2)
             return
-        in_cooldown = self.cooldown_counter > 0
-        if in_cooldown:
+        if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.wait = 0
         if self._improved(current):
             self.best = current
             self.wait = 0
-        elif not in_cooldown:
+        elif self.cooldown_counter <= 0:  # as Keras 3: the epoch ending the cooldown counts
             self.wait += 1
             if self.wait >= self.patience and lr > self.min_lr:
                 new_lr = max(lr * self.factor, self.min_lr)

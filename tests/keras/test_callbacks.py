@@ -74,9 +74,11 @@ def test_reduce_lr_on_plateau_and_scheduler_change_the_optimizer_variable():
     r = ml.callbacks.ReduceLROnPlateau(monitor="loss", mode="max", factor=0.5, patience=1,
                                        cooldown=1, min_lr=0.02)
     h = m.fit(X, Y, epochs=7, batch_size=20, verbose=0, callbacks=[r])
-    # Each epoch logs the rate it trained with; reductions after epochs 1, 3, 5.
+    # Each epoch logs the rate it trained with; reductions after epochs 1, 2 and 3:
+    # the epoch that ends a cooldown also counts towards the patience (Keras 3 logs
+    # these rates on this model).
     np.testing.assert_allclose(h.history["learning_rate"],
-                               [0.1, 0.1, 0.05, 0.05, 0.025, 0.025, 0.02], rtol=1e-6)
+                               [0.1, 0.1, 0.05, 0.025, 0.02, 0.02, 0.02], rtol=1e-6)
     assert get_learning_rate(m) == pytest.approx(0.02)
 
     m2 = model(lr=0.1, opt="adam")

@@ -39,3 +39,24 @@ def test_learning_rate_callbacks_refuse_a_schedule():
     with pytest.raises(TypeError, match="schedule"):
         m.fit(RS.randn(4, 3).astype(np.float32), np.zeros((4, 1), np.float32), verbose=0,
               callbacks=[cb])
+
+
+@pytest.mark.parametrize("patience,cooldown", [(1, 1), (2, 1), (1, 2), (0, 3)])
+def test_reduce_lr_on_plateau_cooldown_matches_keras(patience, cooldown):
+    losses = [3.0, 2.0, 1.0, 0.9, 0.85, 0.84, 0.83, 0.2, 0.19, 0.18, 0.17]
+    got = {}
+    for lib in ("keras", "mylib"):
+        k = lib == "keras"
+        m = (keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]) if k else
+             ml.Sequential([L.Input(shape=(1,)), L.Dense(1)]))
+        m.compile((keras.optimizers if k else mopt).SGD(0.1), "mse")
+        cb = (keras if k else ml).callbacks.ReduceLROnPlateau(
+            monitor="loss", factor=0.5, patience=patience, cooldown=cooldown, min_delta=0.5)
+        cb.set_model(m)
+        cb.on_train_begin()
+        lrs = []
+        for e, loss in enumerate(losses):
+            cb.on_epoch_end(e, {"loss": loss})
+            lrs.append(float(np.asarray(m.optimizer.learning_rate)))
+        got[lib] = lrs
+    np.testing.assert_allclose(got["mylib"], got["keras"], rtol=1e-6)
