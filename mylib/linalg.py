@@ -1,15 +1,16 @@
 """`ml.linalg`: linear algebra (TensorFlow's `tf.linalg`): `matmul`, `inv`, `det`,
 `slogdet`, `logdet`, `cholesky`, `solve`, `triangular_solve`, `diag`, `diag_part`,
 `set_diag`, `band_part`, `trace`, `norm`, `transpose` / `matrix_transpose`, `eye`,
-`tensordot`, `einsum`, `qr`, `svd`, `eigh`, `eigvalsh`, `l2_normalize`."""
+`tensordot`, `einsum`, `qr`, `svd`, `eigh`, `eigvalsh`, `cross`, `cholesky_solve`,
+`lstsq`, `l2_normalize`."""
 
 from mylib.core.ops.array_ops import matrix_transpose
-from mylib.core.ops.linalg_ops import (cholesky, einsum, eye, logdet, matrix_band_part,
-                                       matrix_determinant, matrix_diag, matrix_diag_part,
-                                       matrix_inverse, matrix_set_diag, matrix_solve,
-                                       matrix_triangular_solve, norm, qr,
-                                       self_adjoint_eig, self_adjoint_eigvals, slogdet, svd,
-                                       tensordot, trace)
+from mylib.core.ops.linalg_ops import (cholesky, cholesky_solve, cross, einsum, eye, logdet,
+                                       matrix_band_part, matrix_determinant, matrix_diag,
+                                       matrix_diag_part, matrix_inverse, matrix_set_diag,
+                                       matrix_solve, matrix_solve_ls, matrix_triangular_solve,
+                                       norm, qr, self_adjoint_eig, self_adjoint_eigvals,
+                                       slogdet, svd, tensordot, trace)
 from mylib.core.ops.math_ops import matmul
 from mylib.core.ops.nn_ops import l2_normalize
 
@@ -25,8 +26,9 @@ transpose = matrix_transpose
 adjoint = matrix_transpose
 eigh = self_adjoint_eig
 eigvalsh = self_adjoint_eigvals
+lstsq = matrix_solve_ls
 
 __all__ = ["matmul", "inv", "det", "slogdet", "logdet", "cholesky", "solve",
            "triangular_solve", "diag", "diag_part", "set_diag", "band_part", "trace", "norm",
            "transpose", "matrix_transpose", "adjoint", "eye", "tensordot", "einsum", "qr",
-           "svd", "l2_normalize", "eigh", "eigvalsh"]
+           "svd", "l2_normalize", "eigh", "eigvalsh", "cross", "cholesky_solve", "lstsq"]

@@ -60,7 +60,7 @@ from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,
 from mylib.core.ops.control_flow_ops import case, cond, foldl, foldr, map_fn, scan, while_loop
 from mylib.core.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
 from mylib.core.ops import linalg_ops, segment_ops, sequence_ops
-from mylib.core.ops.image_ops import random_crop
+from mylib.core.ops.image_ops import extract_image_patches, random_crop
 from mylib.core.ops.tensor_array_ops import TensorArray
 from mylib.core.ops.linalg_ops import *  # noqa: F403
 from mylib.core.ops.segment_ops import *  # noqa: F403
@@ -95,7 +95,7 @@ __all__ = [
     "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_type", "check_numerics",
     "case", "cond", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
-    "random_crop", "TensorArray",
+    "random_crop", "extract_image_patches", "TensorArray",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
      + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__

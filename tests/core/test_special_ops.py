@@ -121,3 +121,108 @@ def test_self_adjoint_eig_values_and_eigenvalue_gradient():
     np.testing.assert_allclose(euv, ev, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sym @ vv, vv * ev[:, None, :], atol=1e-10)
     np.testing.assert_allclose(gv, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_and_histogram_against_numpy(side):
+    seq = np.sort(rng.integers(0, 10, size=(3, 8)).astype(np.float32), axis=-1)
+    vals = rng.integers(-1, 12, size=(3, 5)).astype(np.float32)
+    data = rng.normal(size=200).astype(np.float32) * 3
+    with tf.Graph().as_default():
+        idx = tf.searchsorted(seq, vals, side=side)
+        h = tf.histogram_fixed_width(data, [-4.0, 4.0], nbins=7)
+        iv, hv = _run([idx, h])
+    want = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, vals)])
+    np.testing.assert_array_equal(iv, want)
+    # TensorFlow's rule: outside the range counts in the end bins
+    edges = np.linspace(-4, 4, 8)
+    want_h = np.histogram(np.clip(data, -4, 4 - 1e-6), bins=edges)[0]
+    np.testing.assert_array_equal(hv, want_h)
+    assert hv.dtype == np.int32 and hv.sum() == data.size
+
+
+def test_small_tf1_utilities():
+    with tf.Graph().as_default():
+        a, b = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+        s = tf.accumulate_n([a, b, a])
+        i1, i2 = tf.identity_n([a, b])
+        p = tf.placeholder(tf.float32, [None, 3])
+        e = tf.ensure_shape(p, [5, None])
+        assert e.shape.as_list() == [5, 3]
+        with pytest.raises(ValueError, match="compatible"):
+            tf.ensure_shape(p, [None, 4])
+        bad = tf.verify_tensor_all_finite(a / tf.constant([1.0, 0.0]), "inf here")
+        with tf.op_scope([a], None, "scoped") as sc, tf.container("c"):
+            t = tf.identity(a, name="t")
+        assert t.op.name.startswith("scoped") and sc.startswith("scoped")
+        with tf.Session() as sess:
+            sv, i1v, i2v = sess.run([s, i1, i2])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="inf here"):
+                sess.run(bad)
+    np.testing.assert_array_equal(sv, [5.0, 8.0])
+    np.testing.assert_array_equal(i2v, [3.0, 4.0])
+    assert tf.NoGradient is tf.no_gradient
+
+
+def test_cross_cholesky_solve_and_lstsq():
+    av, bv = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    m = rng.standard_normal((5, 3))
+    spd = m.T @ m + np.eye(3)
+    rhs = rng.standard_normal((3, 2))
+    tall, wide = rng.standard_normal((6, 3)), rng.standard_normal((2, 4))
+    y6, y2 = rng.standard_normal((6, 2)), rng.standard_normal((2, 2))
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float64, [4, 3])
+        c = tf.cross(a, bv)
+        g, = tf.gradients(tf.reduce_sum(c * bv), [a])
+        cs = tf.linalg.cholesky_solve(tf.cholesky(spd), rhs)
+        ls = tf.linalg.lstsq(tall, y6)
+        lsr = tf.matrix_solve_ls(tall, y6, l2_regularizer=0.5)
+        mn = tf.linalg.lstsq(wide, y2)
+        cv, gv, csv, lsv, lsrv, mnv = _run([c, g, cs, ls, lsr, mn], {a: av})
+    np.testing.assert_allclose(cv, np.cross(av, bv), rtol=1e-12)
+    # d/da sum(cross(a, b) * b) = cross(b, b) = 0
+    np.testing.assert_allclose(gv, np.cross(bv, bv), atol=1e-12)
+    np.testing.assert_allclose(csv, np.linalg.solve(spd, rhs), rtol=1e-10)
+    np.testing.assert_allclose(lsv, np.linalg.lstsq(tall, y6, rcond=None)[0], rtol=1e-8)
+    np.testing.assert_allclose(lsrv, np.linalg.solve(tall.T @ tall + 0.5 * np.eye(3),
+                                                     tall.T @ y6), rtol=1e-8)
+    np.testing.assert_allclose(mnv, np.linalg.pinv(wide) @ y2, rtol=1e-8)  # minimum norm
+
+
+def _patches_np(x, k, s, r, padding):
+    n, h, w, c = x.shape
+    ekh, ekw = (k[0] - 1) * r[0] + 1, (k[1] - 1) * r[1] + 1
+    if padding == "SAME":
+        oh, ow = -(-h // s[0]), -(-w // s[1])
+        ph = max((oh - 1) * s[0] + ekh - h, 0)
+        pw = max((ow - 1) * s[1] + ekw - w, 0)
+        x = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+    else:
+        oh, ow = (h - ekh) // s[0] + 1, (w - ekw) // s[1] + 1
+    out = np.zeros((n, oh, ow, k[0] * k[1] * c))
+    for i in range(oh):
+        for j in range(ow):
+            win = x[:, i * s[0]:i * s[0] + ekh:r[0], j * s[1]:j * s[1] + ekw:r[1], :]
+            out[:, i, j] = win.reshape(n, -1)
+    return out
+
+
+@pytest.mark.parametrize("k,s,r,padding", [((2, 3), (2, 1), (1, 1), "VALID"),
+                                           ((3, 3), (1, 1), (2, 2), "SAME"),
+                                           ((2, 2), (3, 2), (1, 2), "SAME")])
+def test_extract_patches_against_numpy_and_gradient(k, s, r, padding):
+    xv = rng.standard_normal((2, 6, 7, 3))
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, xv.shape)
+        p = tf.extract_image_patches(x, [1, *k, 1], [1, *s, 1], [1, *r, 1], padding)
+        p2 = tf.image.extract_patches(x, [1, *k, 1], [1, *s, 1], [1, *r, 1], padding)
+        w = tf.constant(rng.standard_normal(p.shape.as_list()))
+        g, = tf.gradients(tf.reduce_sum(p * w), [x])
+        pv, p2v, gv, wv = _run([p, p2, g, w], {x: xv})
+    want = _patches_np(xv, k, s, r, padding)
+    np.testing.assert_allclose(pv, want, rtol=1e-12)
+    np.testing.assert_array_equal(p2v, pv)
+    # the loss is linear in x: its gradient is the numpy patches' adjoint applied to w
+    fd = _fd(lambda z: float((_patches_np(z, k, s, r, padding) * wv).sum()), xv)
+    np.testing.assert_allclose(gv, fd, rtol=1e-6, atol=1e-8)

@@ -9,6 +9,7 @@ op of `nn_ops`); the one primitive here is `DynamicSlice`, for crops at a random
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
@@ -24,7 +25,7 @@ __all__ = ["ResizeMethod", "resize_images", "resize", "resize_bilinear",
            "crop_to_bounding_box", "resize_image_with_crop_or_pad",
            "resize_with_crop_or_pad", "rgb_to_grayscale", "grayscale_to_rgb",
            "adjust_brightness", "adjust_contrast", "random_brightness", "random_contrast",
-           "transpose_image", "rot90"]
+           "transpose_image", "rot90", "extract_patches", "extract_image_patches"]
 
 
 class ResizeMethod:
@@ -162,6 +163,53 @@ def resize_nearest_neighbor(images, size, align_corners=False, name=None,
     `tf.image.resize_nearest_neighbor`)."""
     return resize_images(images, size, ResizeMethod.NEAREST_NEIGHBOR, align_corners,
                          name=name, half_pixel_centers=half_pixel_centers)
+
+
+# ---------------------------------------------------------------- patches
+def _patches_kernel(x, *, sizes, strides, rates, padding):
+    n, c = x.shape[0], x.shape[-1]
+    p = jax.lax.conv_general_dilated_patches(
+        x, filter_shape=sizes, window_strides=strides, padding=padding,
+        rhs_dilation=rates, dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    oh, ow = p.shape[1], p.shape[2]
+    # XLA orders each patch channel-major (c, kh, kw); TensorFlow (kh, kw, c).
+    p = p.reshape(n, oh, ow, c, sizes[0] * sizes[1])
+    return jnp.swapaxes(p, -1, -2).reshape(n, oh, ow, sizes[0] * sizes[1] * c)
+
+
+ExtractImagePatches = OpDef("ExtractImagePatches", kernel=_patches_kernel)
+
+
+def _four(v, what):
+    v = [int(a) for a in v]
+    if len(v) != 4 or v[0] != 1 or v[3] != 1:
+        raise ValueError(f"extract_patches: `{what}` must be [1, rows, cols, 1]; received {v}")
+    return (v[1], v[2])
+
+
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """The `sizes` patches of `images` [batch, rows, cols, depth] every `strides`,
+    sampled every `rates` pixels, each flattened in (row, col, depth) order:
+    [batch, out_rows, out_cols, size_rows * size_cols * depth] (TensorFlow's
+    `tf.image.extract_patches`). `sizes`, `strides`, `rates`: ``[1, r, c, 1]``;
+    `padding`: "VALID" or "SAME" (zeros), as a convolution's."""
+    x = convert_to_tensor(images)
+    if x.shape.rank != 4:
+        raise ValueError(f"extract_patches: images must be 4-D [batch, rows, cols, depth]; "
+                         f"received shape {x.shape}")
+    pad = str(padding).upper()
+    if pad not in ("VALID", "SAME"):
+        raise ValueError(f"extract_patches: padding must be 'VALID' or 'SAME'; received "
+                         f"{padding!r}")
+    return ExtractImagePatches(x, sizes=_four(sizes, "sizes"), strides=_four(strides, "strides"),
+                               rates=_four(rates, "rates"), padding=pad, name=name)
+
+
+def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding=None,
+                          name=None, sizes=None):
+    """TensorFlow 1's name of `extract_patches` (`ksizes` for `sizes`)."""
+    return extract_patches(images, ksizes if ksizes is not None else sizes, strides, rates,
+                           padding, name=name)
 
 
 # ---------------------------------------------------------------- flips, transposes

@@ -20,7 +20,8 @@ from mylib.core.ops.constant_ops import constant
 __all__ = ["einsum", "tensordot", "eye", "matrix_diag", "matrix_diag_part", "matrix_set_diag",
            "diag", "diag_part", "matrix_band_part", "matrix_inverse", "matrix_determinant",
            "cholesky", "matrix_solve", "matrix_triangular_solve", "trace", "norm",
-           "qr", "svd", "self_adjoint_eig", "self_adjoint_eigvals"]  # logdet, slogdet: in ml.linalg only, as TensorFlow
+           "qr", "svd", "self_adjoint_eig", "self_adjoint_eigvals", "cross", "cholesky_solve",
+           "matrix_solve_ls"]  # logdet, slogdet: in ml.linalg only, as TensorFlow
 
 
 def _float(x, what):
@@ -316,6 +317,50 @@ def self_adjoint_eig(tensor, name=None):
 def self_adjoint_eigvals(tensor, name=None):
     """The eigenvalues [..., M] (ascending) of self-adjoint matrices [..., M, M]."""
     return self_adjoint_eig(tensor, name=name)[0]
+
+
+Cross = OpDef("Cross", kernel=lambda a, b: jnp.cross(a, b))
+
+
+def cross(a, b, name=None):
+    """Cross products of 3-vectors: `a`, `b` [..., 3] of one dtype -> [..., 3]."""
+    a = convert_to_tensor(a)
+    b = convert_to_tensor(b, dtype_hint=a.dtype)
+    for t in (a, b):
+        if t.shape.rank is not None and t.shape.as_list()[-1] not in (None, 3):
+            raise ValueError(f"cross: the last dimension must be 3; '{t.name}' has shape "
+                             f"{t.shape}")
+    return Cross(a, b, name=name)
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """Solves ``A @ X = rhs`` given the lower Cholesky factor `chol` [..., M, M] of `A`
+    (``A = chol @ chol^T``): two triangular solves. rhs [..., M, K] -> [..., M, K]."""
+    y = matrix_triangular_solve(chol, rhs, lower=True)
+    return matrix_triangular_solve(array_ops.matrix_transpose(chol), y, lower=False,
+                                   name=name)
+
+
+def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """Least-squares solutions of ``matrix @ X = rhs`` with an L2 penalty: [..., M, N]
+    and [..., M, K] -> [..., N, K]. For M >= N, ``(A^T A + l2 I)^-1 A^T rhs``; for
+    M < N, the minimum-norm ``A^T (A A^T + l2 I)^-1 rhs`` (TensorFlow's fast path, by
+    Cholesky). `fast=False` is computed the same way (TensorFlow uses a complete
+    orthogonal decomposition there: the results agree for full-rank `matrix`)."""
+    a = _float(matrix, "matrix_solve_ls")
+    b = convert_to_tensor(rhs, dtype_hint=a.dtype)
+    m, n = a.shape.as_list()[-2:]
+    if m is None or n is None:
+        raise ValueError(f"matrix_solve_ls: the matrix dimensions must be known; received "
+                         f"{a.shape}")
+    at = array_ops.matrix_transpose(a)
+    reg = math_ops.multiply(math_ops.cast(l2_regularizer, a.dtype),
+                            eye(min(m, n), dtype=a.dtype))
+    if m >= n:
+        gram = math_ops.matmul(at, a) + reg
+        return cholesky_solve(cholesky(gram), math_ops.matmul(at, b), name=name)
+    gram = math_ops.matmul(a, at) + reg
+    return math_ops.matmul(at, cholesky_solve(cholesky(gram), b), name=name)
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002

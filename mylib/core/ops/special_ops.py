@@ -1,24 +1,35 @@
-"""Special functions, sorting, moments and second derivatives (TensorFlow's `lgamma`,
-`digamma`, `sort`, `argsort`, `math.log_sigmoid`, `math.reduce_variance`,
-`math.reduce_std`, `hessians`).
+"""Special functions, sorting and searching, histograms, moments, second derivatives
+and small TensorFlow 1 utilities (TensorFlow's `lgamma`, `digamma`, `sort`, `argsort`,
+`searchsorted`, `histogram_fixed_width`, `math.log_sigmoid`, `math.reduce_variance`,
+`math.reduce_std`, `hessians`, `accumulate_n`, `identity_n`, `ensure_shape`,
+`verify_tensor_all_finite`, `no_gradient`, `op_scope`, `container`).
 
-`Lgamma`, `Digamma` and `Sort` are ops whose kernels are `jax.scipy.special` /
-`jax.numpy` functions; their gradients are `jax.vjp` of those kernels (the generic VJP
-of `mylib.core.vjp`). The rest are built from existing ops.
+`Lgamma`, `Digamma`, `Sort` and `SearchSorted` are ops whose kernels are
+`jax.scipy.special` / `jax.numpy` functions; the differentiable ones get their
+gradients from `jax.vjp` of those kernels (the generic VJP of `mylib.core.vjp`). The
+rest are built from existing ops.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mylib.core import dtypes as _dtypes
+from mylib.core.graph import name_scope
 from mylib.core.gradients import gradients
 from mylib.core.op_registry import NotDifferentiable, OpDef, convert_to_tensor
-from mylib.core.ops import _shape_rules, array_ops, math_ops, nn_ops, reduction_ops
+from mylib.core.ops import (_shape_rules, array_ops, check_ops, constant_ops, math_ops,
+                            nn_ops, reduction_ops, segment_ops)
+from mylib.core.tensor_shape import TensorShape
 
-__all__ = ["lgamma", "digamma", "sort", "argsort", "log_sigmoid", "reduce_variance",
-           "reduce_std", "hessians"]
+__all__ = ["lgamma", "digamma", "sort", "argsort", "searchsorted", "histogram_fixed_width",
+           "log_sigmoid", "reduce_variance", "reduce_std", "hessians", "accumulate_n",
+           "identity_n", "ensure_shape", "verify_tensor_all_finite", "no_gradient",
+           "NoGradient", "op_scope", "container"]
 
 
 def _float(x, what):
@@ -140,4 +151,111 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
         h = array_ops.stack(rows) if rows else array_ops.zeros([0, 0], dtype=x.dtype)
         out.append(array_ops.reshape(h, shape + shape, name=name))
     return out
+
+
+
+def _searchsorted_kernel(seq, vals, *, side, out_type):
+    flat_s = seq.reshape(-1, seq.shape[-1])
+    flat_v = vals.reshape(-1, vals.shape[-1])
+    idx = jax.vmap(lambda a, v: jnp.searchsorted(a, v, side=side))(flat_s, flat_v)
+    return idx.reshape(vals.shape).astype(out_type)
+
+
+SearchSorted = OpDef("SearchSorted", kernel=_searchsorted_kernel)
+NotDifferentiable("SearchSorted")
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=_dtypes.int32, name=None):
+    """For each row of `values` [..., M], the indices where its entries would be
+    inserted into the matching row of `sorted_sequence` [..., N] (sorted along its
+    last axis) to keep it sorted; int32 (or `out_type`) [..., M]. ``side="left"`` gives
+    the first such index, ``"right"`` the last (TensorFlow's `searchsorted`).
+
+    Raises:
+      ValueError: unknown `side`, or leading dimensions that differ."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right'; received {side!r}")
+    seq = convert_to_tensor(sorted_sequence)
+    vals = convert_to_tensor(values, dtype_hint=seq.dtype)
+    ss, vs = seq.shape.as_list() if seq.shape.rank else None, \
+        vals.shape.as_list() if vals.shape.rank else None
+    if ss is None or vs is None or len(ss) != len(vs) or any(
+            a is not None and b is not None and a != b for a, b in zip(ss[:-1], vs[:-1])):
+        raise ValueError(f"searchsorted: sorted_sequence {seq.shape} and values "
+                         f"{vals.shape} must have the same rank (at least 1) and leading "
+                         "dimensions")
+    return SearchSorted(seq, vals, side=side, out_type=_dtypes.as_dtype(out_type).np,
+                        name=name)
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, name=None):
+    """Counts of `values` (any shape, numbers) in `nbins` equal bins spanning
+    ``value_range = [lo, hi]``: a [nbins] `dtype` tensor. Values below `lo` count in
+    the first bin, at or above `hi` in the last (TensorFlow's `histogram_fixed_width`).
+    `nbins` is a Python int."""
+    v = convert_to_tensor(values)
+    if not v.dtype.is_floating:
+        v = math_ops.cast(v, _dtypes.float32)
+    rng = math_ops.cast(convert_to_tensor(value_range), v.dtype)
+    nbins = int(nbins)
+    lo, hi = rng[0], rng[1]
+    scaled = (array_ops.reshape(v, [-1]) - lo) / (hi - lo) * float(nbins)
+    bins = math_ops.cast(math_ops.floor(scaled), _dtypes.int32)
+    bins = math_ops.minimum(math_ops.maximum(bins, 0), nbins - 1)
+    ones = constant_ops.ones_like(bins, dtype=_dtypes.as_dtype(dtype))
+    return segment_ops.unsorted_segment_sum(ones, bins, nbins, name=name)
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """The element-wise sum of `inputs` (TensorFlow's `accumulate_n`; here `add_n`)."""
+    return math_ops.add_n(list(inputs), name=name)
+
+
+def identity_n(input, name=None):  # noqa: A002
+    """A list of identities of the tensors in `input`."""
+    with name_scope(name, "IdentityN"):
+        return [array_ops.identity(t) for t in input]
+
+
+def ensure_shape(x, shape, name=None):
+    """`x` with its static shape refined by `shape` (None for unknown dims).
+
+    Raises:
+      ValueError: `x`'s known shape is incompatible with `shape` (when the graph is
+        built). Differs from TensorFlow: dimensions unknown when the graph is built are
+        not checked when the step runs (XLA fixes them per feed signature)."""
+    x = convert_to_tensor(x)
+    want = TensorShape(shape)
+    if not x.shape.is_compatible_with(want):
+        raise ValueError(f"ensure_shape: shape of tensor '{x.name}' {x.shape} is not "
+                         f"compatible with expected shape {want}.")
+    out = array_ops.identity(x, name=name)
+    out.set_shape(x.shape.merge_with(want))
+    return out
+
+
+def verify_tensor_all_finite(t, msg, name=None, x=None, message=None):
+    """`t` checked for NaN and Inf when the step runs (`check_numerics`)."""
+    t = t if t is not None else x
+    return check_ops.check_numerics(t, message if message is not None else msg, name=name)
+
+
+def no_gradient(op_type):
+    """Declares ops of type `op_type` not differentiable (`NotDifferentiable`)."""
+    NotDifferentiable(op_type)
+
+
+NoGradient = no_gradient
+
+
+def op_scope(values, name, default_name=None):
+    """TensorFlow 0.x's `op_scope`: `name_scope(name, default_name, values)`."""
+    return name_scope(name, default_name, values)
+
+
+@contextlib.contextmanager
+def container(container_name):
+    """TensorFlow 1's resource container scope. Variables here live in their session's
+    store whatever the container, so this only groups code (nothing to reset)."""
+    yield container_name
 
