@@ -54,6 +54,7 @@ import re
 import struct
 import threading
 import time
+import warnings
 import zlib
 
 import numpy as np
@@ -694,7 +695,7 @@ class Saver:
 
     # --- save / restore ---
     def save(self, sess, save_path, global_step=None, latest_filename=None,
-             meta_graph_suffix="meta", write_meta_graph=False, write_state=True):
+             meta_graph_suffix="meta", write_meta_graph=True, write_state=True):
         """Saves the variables' values in `sess` to a checkpoint.
 
         Args:
@@ -704,7 +705,9 @@ class Saver:
           global_step: optional int, integer `Variable` or `Tensor` (evaluated in
             `sess`); the prefix becomes ``save_path-<step>``.
           latest_filename: the index file's name in the directory (``"checkpoint"``).
-          write_meta_graph: also write ``<prefix>.meta`` (needs the graph_io module).
+          write_meta_graph: also write ``<prefix>.meta`` (the graph, its collections and
+            the saver), as TF1 does by default; False skips it. A graph that cannot
+            be written to a graph file gives a warning and no .meta file.
           write_state: update the index file and the `max_to_keep` bookkeeping.
         Returns:
           The prefix written (pass it to `restore`), or None for an empty saver.
@@ -749,7 +752,13 @@ class Saver:
         write_checkpoint_file(prefix + DATA_SUFFIX, arrays,
                               stale_prefix=os.path.basename(save_path))
         if write_meta_graph:
-            self.export_meta_graph(prefix + "." + meta_graph_suffix, sess.graph)
+            try:
+                self.export_meta_graph(prefix + "." + meta_graph_suffix, sess.graph)
+            except errors.InvalidArgumentError as e:
+                # The values are saved; a graph holding what a graph file cannot carry
+                # (an op attr that is a Python object) only loses its .meta file.
+                warnings.warn(f"Saver.save: {prefix}.{meta_graph_suffix} not written: {e}",
+                              stacklevel=2)
         if write_state:
             with self._lock:
                 self._record(prefix)

@@ -57,7 +57,7 @@ def test_crafted_index_cannot_delete_outside_its_directory(tmp_path, listed):
     assert sorted(os.listdir(victim)) == ["precious.meta", "precious.mylib"]
     # The saver rewrote the index with its own (relative) paths only.
     assert ml.train.latest_checkpoint(str(ckpt)) == str(ckpt / "model-2")
-    assert sorted(os.listdir(ckpt)) == ["checkpoint", "model-2.mylib"]
+    assert sorted(os.listdir(ckpt)) == ["checkpoint", "model-2.meta", "model-2.mylib"]
 
 
 def test_index_through_a_link_leading_outside_is_refused(tmp_path):

@@ -134,7 +134,8 @@ def test_global_step_max_to_keep_and_index(tmp_path):
             assert saver.save(sess, prefix, global_step=step.value()) == prefix + "-4"
     assert saver.last_checkpoints == [prefix + "-10", prefix + "-4"]
     files = sorted(f for f in os.listdir(tmp_path) if not f.startswith("."))
-    assert files == ["checkpoint", "model.ckpt-10.mylib", "model.ckpt-4.mylib"]
+    assert files == ["checkpoint", "model.ckpt-10.meta", "model.ckpt-10.mylib",
+                     "model.ckpt-4.meta", "model.ckpt-4.mylib"]  # .meta by default, as TF1
     text = _index(tmp_path)
     assert 'model_checkpoint_path: "model.ckpt-4"' in text
     assert [ln for ln in text.splitlines() if ln.startswith("all_model_checkpoint_paths")] == [
@@ -359,7 +360,7 @@ def test_crash_mid_write_leaves_previous_checkpoint(tmp_path, monkeypatch):
 
     first = _two_saves(tmp_path, crash)
     assert ml.train.latest_checkpoint(str(tmp_path)) == first
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-1.mylib"]  # temp file removed
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-1.meta", "m-1.mylib"]  # temp file removed
     err, after = _restore_into(first, {"v": np.zeros(1000, np.float32)})
     assert err is None
     np.testing.assert_array_equal(after["v"], np.arange(1000, dtype=np.float32))

@@ -4,6 +4,8 @@ weights of unnamed layers in a re-entered variable scope, fetching a variable's 
 the sequence losses of char-rnn / PTB programs. Each is checked against numpy or a closed
 form."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,29 @@ def test_unknown_read_name_still_raises():
     with tf.Session() as s:
         with pytest.raises(ValueError, match="cannot be interpreted"):
             s.run("v/read:0")
+
+
+# --- 4. Saver.save writes the .meta file by default ---
+
+def test_saver_save_writes_meta_by_default(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.get_variable("w", [2, 1], initializer=tf.constant_initializer([[2.0], [-1.0]]))
+    tf.add(tf.matmul(x, w), 0.5, name="y")
+    step = tf.train.get_or_create_global_step()
+    saver = tf.train.Saver(max_to_keep=1)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        saver.save(s, str(tmp_path / "model.ckpt"), global_step=step)
+        s.run(step.assign(7))
+        saver.save(s, str(tmp_path / "model.ckpt"), global_step=step)
+        tf.train.Saver().save(s, str(tmp_path / "other"), write_meta_graph=False,
+                              latest_filename="other_index")
+    files = sorted(os.listdir(tmp_path))
+    assert "model.ckpt-7.meta" in files and "other.mylib" in files
+    assert "model.ckpt-0.meta" not in files and "other.meta" not in files  # max_to_keep
+    latest = tf.train.latest_checkpoint(str(tmp_path))
+    with tf.Graph().as_default() as g, tf.Session() as s:
+        tf.train.import_meta_graph(latest + ".meta").restore(s, latest)
+        got = s.run("y:0", {"x:0": [[1.0, 3.0]]})
+        np.testing.assert_allclose(got, np.array([[1.0, 3.0]]) @ [[2.0], [-1.0]] + 0.5)
+        assert s.run(g.get_tensor_by_name("global_step:0")) == 7
