@@ -353,11 +353,21 @@ def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
         raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
                          "generator of (x, y) batches as `x` (a model with its own "
                          "`train_step` may fit `x` alone).")
-    xs, ys, sw, n = model._prepare(x, y, sample_weight, class_weight)
+    # The held-out rows of a `validation_split` are weighted by `sample_weight` only,
+    # never by `class_weight` (as Keras 3: val_loss equals `evaluate` on those rows).
+    split_cw = bool(validation_split) and class_weight is not None
+    xs, ys, sw, n = model._prepare(x, y, sample_weight, None if split_cw else class_weight)
+    held_sw = sw
+    if split_cw and ys:
+        rank = model.outputs[0].shape.rank if model.outputs else None
+        # `{}`: weights of 1 in the shape class weights give (one per time step, say).
+        held_sw = apply_class_weight({}, ys[0], rank, sw)
+        sw = apply_class_weight(class_weight, ys[0], rank, sw)
     weighted = sample_weight is not None or class_weight is not None
     val = None
     if validation_split:
-        (xs, ys, sw, n), v = split_validation(xs, ys, sw, n, validation_split)
+        _, v = split_validation(xs, ys, held_sw, n, validation_split)
+        (xs, ys, sw, n), _ = split_validation(xs, ys, sw, n, validation_split)
         vbs = validation_batch_size or batch_size
         val = (v[1], sw.ndim,
                lambda: array_feeds(v[0], v[1], v[2], v[3], vbs, validation_steps))

@@ -60,3 +60,42 @@ def test_reduce_lr_on_plateau_cooldown_matches_keras(patience, cooldown):
             lrs.append(float(np.asarray(m.optimizer.learning_rate)))
         got[lib] = lrs
     np.testing.assert_allclose(got["mylib"], got["keras"], rtol=1e-6)
+
+
+def test_class_weight_does_not_weigh_the_validation_split_rows():
+    rs = np.random.RandomState(0)
+    x = rs.randn(12, 4).astype(np.float32)
+    y = rs.randint(0, 2, (12, 1)).astype(np.float32)
+    km = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, activation="sigmoid")])
+    mm = ml.Sequential([L.Input(shape=(4,)), L.Dense(1, activation="sigmoid")])
+    mm.set_weights(km.get_weights())
+    hs = {}
+    for lib, m in (("keras", km), ("mylib", mm)):
+        m.compile((keras.optimizers if lib == "keras" else mopt).SGD(0.1),
+                  "binary_crossentropy")
+        hs[lib] = m.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0,
+                        class_weight={0: 0.2, 1: 5.0}, validation_split=0.5).history
+    for key in ("loss", "val_loss"):
+        np.testing.assert_allclose(hs["mylib"][key], hs["keras"][key], rtol=1e-5)
+    np.testing.assert_allclose(hs["mylib"]["val_loss"][-1],
+                               km.evaluate(x[6:], y[6:], verbose=0), rtol=1e-5)
+
+
+def test_class_and_sample_weights_with_validation_split():
+    # Keras 3 refuses both weights at once; mylib takes them: the training rows get
+    # their product, the held-out rows their sample weights alone.
+    rs = np.random.RandomState(1)
+    x = rs.randn(12, 4).astype(np.float32)
+    y = rs.randint(0, 2, (12, 1)).astype(np.float32)
+    sw = rs.uniform(0.5, 2.0, 12).astype(np.float32)
+    mm = ml.Sequential([L.Input(shape=(4,)), L.Dense(1, activation="sigmoid")])
+    mm.compile(mopt.SGD(0.0), "binary_crossentropy")
+    cw = {0: 0.2, 1: 5.0}
+    h = mm.fit(x, y, sample_weight=sw, epochs=1, batch_size=6, shuffle=False, verbose=0,
+               class_weight=cw, validation_split=0.5).history
+    p = mm.predict(x, verbose=0)[:, 0].astype(np.float64)
+    t = y[:, 0]
+    bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    w = sw * np.where(t == 1, cw[1], cw[0])
+    np.testing.assert_allclose(h["loss"][0], np.mean(bce[:6] * w[:6]), rtol=1e-5)
+    np.testing.assert_allclose(h["val_loss"][0], np.mean(bce[6:] * sw[6:]), rtol=1e-5)
