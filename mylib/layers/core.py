@@ -126,7 +126,9 @@ class Dropout(Layer):
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
+        return self._drop(inputs, self.rate)
 
+    def _drop(self, inputs, rate):
         noise_shape = None
         if self.noise_shape is not None:
             shape = inputs.shape.as_list()
@@ -134,7 +136,7 @@ class Dropout(Layer):
             if any(d is None for d in noise_shape):
                 noise_shape = [shape[i] if d is None else d for i, d in enumerate(noise_shape)]
                 noise_shape = _dynamic_shape(inputs, noise_shape)
-        return nn.dropout(inputs, rate=self.rate, noise_shape=noise_shape, seed=self.seed)
+        return nn.dropout(inputs, rate=rate, noise_shape=noise_shape, seed=self.seed)
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -191,6 +191,14 @@ def _is_tensor(training):
     return isinstance(training, Tensor) or hasattr(training, "_as_tensor")
 
 
+def _scalar(t, dtype_hint=None):
+    """`t` as a scalar tensor: an unshaped placeholder (``tf.placeholder(tf.bool)``) is
+    reshaped to rank 0 (a fed non-scalar then fails at run time), so the outputs it
+    selects between keep their static shape, as in TF1."""
+    t = convert_to_tensor(t, dtype_hint=dtype_hint)
+    return t if t.shape.rank == 0 else array_ops.reshape(t, [])
+
+
 class Dropout(_TF1Layer, core.Dropout):
     """TF1's `tf.layers.Dropout`: ``training`` a Python bool or a bool scalar tensor."""
 
@@ -198,16 +206,24 @@ class Dropout(_TF1Layer, core.Dropout):
 
     def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
         self._tf1_init(name, None)
-        super().__init__(rate, noise_shape=noise_shape, seed=seed, name=name, **kwargs)
+        # A tensor rate (a placeholder fed at run time) is kept apart from the float one.
+        self._rate_tensor = _scalar(rate, _dtypes.float32) if _is_tensor(rate) else None
+        super().__init__(0.5 if self._rate_tensor is not None else rate,
+                         noise_shape=noise_shape, seed=seed, name=name, **kwargs)
 
     def call(self, inputs, training=False):
+        if self._rate_tensor is None and self.rate == 0:
+            return inputs
         if _is_tensor(training):
-            training = convert_to_tensor(training)
-            if self.rate == 0:
-                return inputs
-            dropped = super().call(inputs, training=True)
-            return array_ops.where(training, dropped, inputs)
-        return super().call(inputs, training=training)
+            dropped = self._dropped(inputs)
+            return array_ops.where(_scalar(training), dropped, inputs)
+        return self._dropped(inputs) if training else inputs
+
+    def _dropped(self, inputs):
+        rate = self.rate if self._rate_tensor is None else self._rate_tensor
+        if _is_tensor(rate) and rate.dtype != inputs.dtype:
+            rate = math_ops.cast(rate, inputs.dtype)
+        return self._drop(inputs, rate)
 
 
 class BatchNormalization(_TF1Layer, normalization.BatchNormalization):
@@ -242,7 +258,7 @@ class BatchNormalization(_TF1Layer, normalization.BatchNormalization):
     def call(self, inputs, training=False):
         if not _is_tensor(training):
             return super().call(inputs, training=training)
-        training = convert_to_tensor(training)
+        training = _scalar(training)
         x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         b = self._bshape
         mean_b, var_b = nn_ops.moments(x, self._reduction_axes, keepdims=False)

@@ -498,6 +498,8 @@ class DropoutWrapper(RNNCell):
         kp = convert_to_tensor(keep_prob, dtype_hint=x.dtype)
         if kp.dtype != x.dtype:
             kp = math_ops.cast(kp, x.dtype)
+        if kp.shape.rank != 0:  # an unshaped placeholder: a scalar, so x keeps its shape
+            kp = array_ops.reshape(kp, [])
         keep = math_ops.cast(math_ops.less(u, kp), x.dtype)
         return x * keep / kp
 

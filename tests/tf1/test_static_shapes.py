@@ -124,3 +124,59 @@ def test_zero_state_with_a_batch_tensor():
     iv, lv = _run([init.h, logits], {x: np.ones((2, 6, 4), np.float32)})
     np.testing.assert_array_equal(iv, np.zeros((2, 5)))
     assert lv.shape == (2, 3)
+
+
+# ---------------------------------------------------------------- unshaped placeholders
+def test_batch_normalization_with_unshaped_training():
+    x = tf.placeholder(tf.float32, [None, 4])
+    is_training = tf.placeholder(tf.bool)  # no shape, the usual TF1 spelling
+    bn = tf.layers.batch_normalization(x, training=is_training, epsilon=1e-3)
+    assert bn.shape.as_list() == [None, 4]
+    out = tf.layers.dense(bn, 2)
+    assert out.shape.as_list() == [None, 2]
+    xv = np.random.RandomState(1).randn(6, 4).astype(np.float32)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        train = s.run(bn, {x: xv, is_training: True})
+        infer = s.run(bn, {x: xv, is_training: False})
+    np.testing.assert_allclose(train, (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-3),
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(infer, xv / np.sqrt(1 + 1e-3), rtol=1e-5)
+
+
+def test_dropout_with_unshaped_rate_and_training():
+    x = tf.placeholder(tf.float32, [None, 50])
+    r = tf.placeholder(tf.float32)
+    t = tf.placeholder(tf.bool)
+    d = tf.layers.dropout(x, rate=r, training=t)
+    d_on = tf.layers.dropout(x, rate=r, training=True)
+    assert d.shape.as_list() == [None, 50] and d_on.shape.as_list() == [None, 50]
+    assert tf.layers.dense(d, 2).shape.as_list() == [None, 2]
+    xv = np.ones((4, 50), np.float32)
+    with tf.Session() as s:
+        off = s.run(d, {x: xv, r: 0.5, t: False})
+        none_dropped = s.run(d_on, {x: xv, r: 0.0})
+        half = s.run(d, {x: xv, r: 0.5, t: True})
+    np.testing.assert_array_equal(off, xv)
+    np.testing.assert_array_equal(none_dropped, xv)
+    assert set(np.unique(half)) <= {0.0, 2.0} and 0 < (half == 0).mean() < 1
+
+
+def test_dropout_wrapper_with_unshaped_keep_prob():
+    keep_prob = tf.placeholder(tf.float32)
+    x = tf.placeholder(tf.float32, [None, 7, 3])
+    cell = tf.nn.rnn_cell.BasicLSTMCell(5)
+    wrapped = tf.nn.rnn_cell.DropoutWrapper(cell, output_keep_prob=keep_prob)
+    out_d, st = tf.nn.dynamic_rnn(wrapped, x, dtype=tf.float32, scope="rnn")
+    out_p, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope="rnn")
+    assert out_d.shape.as_list() == [None, 7, 5] and st.h.shape.as_list() == [None, 5]
+    assert tf.layers.dense(out_d[:, -1], 2).shape.as_list() == [None, 2]
+    xv = np.random.RandomState(2).randn(2, 7, 3).astype(np.float32)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        plain, kept = s.run([out_p, out_d], {x: xv, keep_prob: 1.0})
+        half = s.run(out_d, {x: xv, keep_prob: 0.5})
+    np.testing.assert_allclose(kept, plain, rtol=1e-6)
+    dropped = half == 0
+    np.testing.assert_allclose(half[~dropped], 2 * plain[~dropped], rtol=1e-5)
+    assert dropped.any() and not dropped.all()

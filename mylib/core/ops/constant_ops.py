@@ -138,7 +138,7 @@ def constant_value_as_shape(tensor):
         return constant_value_as_shape(op.inputs[0])
     if op.type == "Shape":
         return op.inputs[0].shape
-    if op.type == "Pack" and all(x.shape.rank == 0 for x in op.inputs):
+    if op.type == "Pack" and all(x.shape.rank in (0, None) for x in op.inputs):
         return TensorShape([_constant_dim(x) for x in op.inputs])
     if op.type == "ConcatV2":
         out = TensorShape([])
