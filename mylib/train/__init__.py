@@ -35,6 +35,10 @@ from mylib.train.learning_rate_decay import (cosine_decay,  # noqa: E402,F401
                                                 natural_exp_decay, piecewise_constant,
                                                 polynomial_decay)
 from mylib.train.moving_averages import ExponentialMovingAverage  # noqa: E402,F401
+from mylib.train.input import (batch, batch_join, input_producer,  # noqa: E402,F401
+                               limit_epochs, range_input_producer, shuffle_batch,
+                               shuffle_batch_join, slice_input_producer,
+                               string_input_producer)
 # Monitored sessions and their hooks.
 from mylib.train.session_run_hook import (SessionRunArgs, SessionRunContext,  # noqa: E402,F401
                                              SessionRunHook, SessionRunValues)
@@ -56,16 +60,6 @@ _MISSING = {
     "Supervisor": "tf.train.MonitoredTrainingSession (hooks for checkpoints and summaries)",
     "Server": "ml.distribute.ParameterServerStrategy (its tasks run on Ray; no gRPC server "
               "per process)",
-    "batch": "ml.data.Dataset(...).batch(n) and feed the batches through placeholders",
-    "shuffle_batch": "ml.data.Dataset(...).shuffle(buffer).batch(n)",
-    "batch_join": "ml.data.Dataset",
-    "shuffle_batch_join": "ml.data.Dataset",
-    "string_input_producer": "ml.data.Dataset.from_tensor_slices(filenames) or a FIFOQueue "
-                             "with a QueueRunner",
-    "slice_input_producer": "ml.data.Dataset.from_tensor_slices(tensors)",
-    "input_producer": "ml.data.Dataset.from_tensor_slices",
-    "range_input_producer": "ml.data.Dataset.from_tensor_slices(np.arange(n))",
-    "limit_epochs": "ml.data.Dataset(...).repeat(num_epochs)",
     "Example": "numpy arrays fed through placeholders (TFRecord files are not read)",
     "Features": "numpy arrays fed through placeholders (TFRecord files are not read)",
     "Feature": "numpy arrays fed through placeholders (TFRecord files are not read)",
