@@ -9,8 +9,8 @@ and the Keras-style API under `ml.layers`, `ml.models`, `ml.optimizers`, `ml.los
 
 from mylib.core import *  # noqa: F401,F403
 from mylib import errors  # noqa: F401
-from mylib.runtime import (ConfigProto, InteractiveSession, RunMetadata, RunOptions,  # noqa: F401
-                           Session)
+from mylib.runtime import (ConfigProto, GPUOptions, InteractiveSession, RunMetadata,  # noqa: F401
+                           RunOptions, Session)
 from mylib.runtime import coordinator, queue_runner, saver, timeline  # noqa: F401
 from mylib import nn, random  # noqa: F401
 from mylib import image, linalg, math  # noqa: F401

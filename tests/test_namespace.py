@@ -20,7 +20,7 @@ PKG = os.path.dirname(os.path.abspath(mylib.__file__))
 # removes a public name (and the `__all__` it comes from); never to silence this test.
 PUBLIC_NAMES = [
     "AUTO_REUSE", "Assert", "ConfigProto", "DType", "DeviceSpec", "Dimension", "Event",
-    "FIFOQueue", "GradientTape", "Graph", "GraphDef", "GraphKeys", "HistogramProto",
+    "FIFOQueue", "GPUOptions", "GradientTape", "Graph", "GraphDef", "GraphKeys", "HistogramProto",
     "IndexedSlices", "InteractiveSession", "MetaGraphDef", "Model", "NoGradient", "NodeDef",
     "NotDifferentiable", "OpDef", "Operation", "PaddingFIFOQueue", "PartitionedVariable", "Print",
     "PriorityQueue", "QueueBase", "RandomShuffleQueue", "RegisterGradient", "RunMetadata",

@@ -8,10 +8,10 @@ which a distribution strategy changes execution. It imports `mylib.core` and
 `mylib.devices`, never the layers, models or strategies above it.
 """
 
-from mylib.runtime.session import (ConfigProto, InteractiveSession, RunMetadata,  # noqa: F401
-                                   RunOptions, Session)
+from mylib.runtime.session import (ConfigProto, GPUOptions, InteractiveSession,  # noqa: F401
+                                   RunMetadata, RunOptions, Session)
 from mylib.runtime.policy import ExecutionPolicy, get_policy, set_policy  # noqa: F401
 from mylib.runtime.variable_store import VariableStore  # noqa: F401
 
-__all__ = ["ConfigProto", "InteractiveSession", "RunMetadata", "RunOptions", "Session",
+__all__ = ["ConfigProto", "GPUOptions", "InteractiveSession", "RunMetadata", "RunOptions", "Session",
            "ExecutionPolicy", "get_policy", "set_policy", "VariableStore"]

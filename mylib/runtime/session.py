@@ -44,14 +44,47 @@ IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
                                             ["values", "indices", "dense_shape"])
 
 
+class GPUOptions:
+    """TF1's GPU options of a `ConfigProto`: `allow_growth`,
+    `per_process_gpu_memory_fraction`, `visible_device_list`, `allocator_type`,
+    `force_gpu_compatible`. Accepted and kept as plain attributes (``config.gpu_options
+    .allow_growth = True`` works), but they do nothing on this runtime: JAX sizes GPU
+    memory, through its ``XLA_PYTHON_CLIENT_PREALLOCATE`` /
+    ``XLA_PYTHON_CLIENT_MEM_FRACTION`` environment variables (set before the first use of
+    a GPU), and ``CUDA_VISIBLE_DEVICES`` chooses the GPUs. A value other than the default
+    given to the constructor warns once."""
+
+    _DEFAULTS = {"allow_growth": False, "per_process_gpu_memory_fraction": 0.0,
+                 "visible_device_list": "", "allocator_type": "",
+                 "force_gpu_compatible": False, "deferred_deletion_bytes": 0,
+                 "polling_active_delay_usecs": 0, "polling_inactive_delay_msecs": 0}
+
+    def __init__(self, **kwargs):
+        unknown = sorted(set(kwargs) - set(self._DEFAULTS))
+        if unknown:
+            raise TypeError(f"GPUOptions got unexpected keyword arguments {unknown}; "
+                            f"known: {sorted(self._DEFAULTS)}")
+        for k, default in self._DEFAULTS.items():
+            value = kwargs.get(k, default)
+            if value != default:
+                warn_ignored("GPUOptions", k, "GPU memory is managed by JAX "
+                             "(XLA_PYTHON_CLIENT_PREALLOCATE / XLA_PYTHON_CLIENT_MEM_FRACTION).")
+            setattr(self, k, value)
+
+    def __repr__(self):
+        return "GPUOptions(" + ", ".join(f"{k}={getattr(self, k)!r}"
+                                         for k in self._DEFAULTS) + ")"
+
+
 class ConfigProto:
     """Session options (TensorFlow's names). `allow_soft_placement` and
     `log_device_placement` affect placement. Accepted for TensorFlow compatibility and
     ignored (a value other than the default warns once): the thread counts (XLA sizes
     its own thread pools), `device_count` (every local XLA device is usable; hide
     devices with ``CUDA_VISIBLE_DEVICES`` or `mylib.devices.set_cpu_device_count`)
-    and `gpu_options` (JAX's ``XLA_PYTHON_CLIENT_*`` environment variables size GPU
-    memory).
+    and `gpu_options` (a `GPUOptions`, also a dict; JAX's ``XLA_PYTHON_CLIENT_*``
+    environment variables size GPU memory). ``config.gpu_options.allow_growth = True``
+    is accepted and does nothing.
 
     `plan_cache_size` (a mylib option, not TensorFlow's): how many compiled plans a
     `Session` keeps, least recently used first out (default `DEFAULT_PLAN_CACHE_SIZE`,
@@ -70,7 +103,7 @@ class ConfigProto:
             warn_ignored("ConfigProto", "device_count",
                          "every local XLA device is usable; hide devices with "
                          "CUDA_VISIBLE_DEVICES or mylib.devices.set_cpu_device_count.")
-        if gpu_options is not None:
+        if gpu_options is not None and not isinstance(gpu_options, GPUOptions):
             warn_ignored("ConfigProto", "gpu_options", "GPU memory is managed by JAX "
                          "(XLA_PYTHON_CLIENT_PREALLOCATE / XLA_PYTHON_CLIENT_MEM_FRACTION).")
         self.allow_soft_placement = allow_soft_placement
@@ -78,7 +111,9 @@ class ConfigProto:
         self.inter_op_parallelism_threads = inter_op_parallelism_threads
         self.intra_op_parallelism_threads = intra_op_parallelism_threads
         self.device_count = device_count or {}
-        self.gpu_options = gpu_options
+        if isinstance(gpu_options, dict):
+            gpu_options = GPUOptions(**gpu_options)
+        self.gpu_options = gpu_options if gpu_options is not None else GPUOptions()
         if plan_cache_size is None:
             plan_cache_size = DEFAULT_PLAN_CACHE_SIZE
         if isinstance(plan_cache_size, bool) or not isinstance(plan_cache_size,

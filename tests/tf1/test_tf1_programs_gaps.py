@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import mylib as tf
+from mylib.core.compat_args import IgnoredArgumentWarning, reset_ignored_warnings
 
 
 @pytest.fixture(autouse=True)
@@ -166,3 +167,22 @@ def test_saver_save_writes_meta_by_default(tmp_path):
         got = s.run("y:0", {"x:0": [[1.0, 3.0]]})
         np.testing.assert_allclose(got, np.array([[1.0, 3.0]]) @ [[2.0], [-1.0]] + 0.5)
         assert s.run(g.get_tensor_by_name("global_step:0")) == 7
+
+
+# --- 5. GPU options are accepted (and do nothing) ---
+
+def test_gpu_options_are_accepted():
+    config = tf.ConfigProto(allow_soft_placement=True)
+    config.gpu_options.allow_growth = True
+    config.gpu_options.per_process_gpu_memory_fraction = 0.4
+    assert config.gpu_options.allow_growth is True
+    reset_ignored_warnings()
+    with pytest.warns(IgnoredArgumentWarning, match="per_process_gpu_memory_fraction"):
+        opts = tf.GPUOptions(per_process_gpu_memory_fraction=0.3, visible_device_list="0")
+    c2 = tf.compat.v1.ConfigProto(gpu_options=opts)
+    assert c2.gpu_options.per_process_gpu_memory_fraction == 0.3
+    assert tf.compat.v1.GPUOptions is tf.GPUOptions
+    with tf.Session(config=config) as s:
+        assert s.run(tf.constant(3) + 4) == 7
+    with pytest.raises(TypeError, match="allow_grow"):
+        tf.GPUOptions(allow_grow=True)
