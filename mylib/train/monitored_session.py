@@ -27,6 +27,7 @@ from mylib.core.variables import (global_variables_initializer, local_variables_
                                   report_uninitialized_variables)
 from mylib.runtime import saver as saver_lib
 from mylib.runtime.coordinator import Coordinator
+from mylib.runtime.queue_runner import start_queue_runners
 from mylib.runtime.session import Session
 from mylib.summary.summary_ops import merge_all
 from mylib.train import basic_session_run_hooks as hooks_lib
@@ -265,6 +266,10 @@ class _MonitoredSessionBase:
     def _create(self):
         self._sess = self._creator.create_session()
         self._coord = Coordinator()
+        # As TensorFlow 1: the graph's queue runners start with the session (their
+        # threads stop and are joined when it closes).
+        if self._graph.get_collection(GraphKeys.QUEUE_RUNNERS):
+            start_queue_runners(sess=self._sess, coord=self._coord)
         for h in self._hooks:
             h.after_create_session(self._sess, self._coord)
 
@@ -349,9 +354,15 @@ class _MonitoredSessionBase:
                     h.end(self._sess)
         finally:
             self._closed = True
-            if self._coord is not None:
-                self._coord.request_stop()
-            self._sess.close()
+            try:
+                if self._coord is not None:
+                    self._coord.request_stop()
+                    # Queue-runner threads end when their queues close; an error one
+                    # of them raised is raised here (TensorFlow 1's behaviour).
+                    self._coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
+                                     ignore_live_threads=True)
+            finally:
+                self._sess.close()
 
     def __enter__(self):
         return self

@@ -117,3 +117,20 @@ def test_softmax_regression_trained_from_shuffle_batch():
             coord.join(threads)
     assert first == pytest.approx(np.log(3), rel=1e-5)  # zero weights: uniform softmax
     assert last < 0.5 * first and a > 0.9
+
+
+def test_monitored_training_session_starts_queue_runners_and_ends_with_the_input():
+    """As TensorFlow 1: MonitoredTrainingSession starts the queue runners; the input's
+    last epoch ends the `with` block through OutOfRangeError."""
+    with tf.Graph().as_default():
+        (i,) = tf.train.slice_input_producer([np.arange(6, dtype=np.int32)], num_epochs=2,
+                                             shuffle=False)
+        b = tf.train.batch([i], batch_size=3)[0]
+        step = tf.train.get_or_create_global_step()
+        inc = tf.assign_add(step, 1)
+        seen = []
+        with tf.train.MonitoredTrainingSession(save_summaries_steps=None,
+                                               save_checkpoint_secs=None) as sess:
+            while not sess.should_stop():
+                seen.append(sess.run([b, inc])[0])
+    np.testing.assert_array_equal(np.concatenate(seen), [0, 1, 2, 3, 4, 5] * 2)
