@@ -48,6 +48,7 @@ def _eager_method(fn):
             return fn(self, *args, **kwargs)
         if self._graph is None and fn.__name__ == "update_state":
             self._eager = True
+            self._state_from_arguments(*args, **kwargs)
             self._ensure_state(Graph())
         if not getattr(self, "_eager", False):
             return fn(self, *args, **kwargs)
@@ -98,6 +99,10 @@ class Metric:
                          collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
         self._variables.append(v)
         return v
+
+    def _state_from_arguments(self, *args, **kwargs):
+        """Before the state of an eager metric is built: reads what its shape depends
+        on from the first `update_state` arguments (multi-label AUC's label count)."""
 
     def _ensure_state(self, graph=None):
         if self._graph is None:

@@ -102,6 +102,10 @@ class _ThresholdCounts(Metric):
     def _preprocess(self, y_pred):
         return _float(y_pred)
 
+    def _state_from_arguments(self, y_true=None, y_pred=None, sample_weight=None):
+        if self.multi_label and y_pred is not None:
+            self._set_num_labels(y_pred)
+
     def _set_num_labels(self, y_pred):
         shape = y_pred.shape if isinstance(y_pred, Tensor) else TensorShape(np.shape(y_pred))
         if shape.rank is not None and shape.rank != 2:

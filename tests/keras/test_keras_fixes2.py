@@ -1,7 +1,7 @@
 """Keras 3 behaviours compared with Keras 3 itself (JAX backend) on the same weights:
 the current rate of a scheduled optimizer, ReduceLROnPlateau's cooldown, class weights
-and the validation_split hold-out, AUC(multi_label=True) used directly,
-SparseCategoricalCrossentropy(ignore_class=...), an overridden `compute_loss`."""
+and the validation_split hold-out, SparseCategoricalCrossentropy(ignore_class=...), an
+overridden `compute_loss`."""
 
 import keras
 import numpy as np
@@ -99,3 +99,4 @@ def test_class_and_sample_weights_with_validation_split():
     w = sw * np.where(t == 1, cw[1], cw[0])
     np.testing.assert_allclose(h["loss"][0], np.mean(bce[:6] * w[:6]), rtol=1e-5)
     np.testing.assert_allclose(h["val_loss"][0], np.mean(bce[6:] * sw[6:]), rtol=1e-5)
+
