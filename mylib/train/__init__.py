@@ -54,6 +54,7 @@ from mylib.train.sync_replicas import (SyncReplicasOptimizer,  # noqa: E402,F401
                                           replica_device_setter)
 from mylib.distribute.cluster_resolver import ClusterSpec  # noqa: E402,F401
 from mylib.train.checkpoint_reader import NewCheckpointReader  # noqa: E402,F401
+from mylib.summary.reader import summary_iterator  # noqa: E402,F401
 
 # TensorFlow 1 names deliberately not provided here, and what to use instead.
 _MISSING = {
