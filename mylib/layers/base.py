@@ -218,8 +218,10 @@ class Layer:
     `call(inputs, training=None)`.
 
     Args:
-      trainable: whether the layer's weights are updated by `fit` (settable later;
-        False freezes every weight of the layer and of its sublayers).
+      trainable: whether the layer's weights are updated by `fit`. Settable later:
+        setting it sets it on every sublayer too (as Keras 3), so False freezes the
+        weights of the layer and its sublayers and puts their BatchNormalization in
+        inference mode, and True unfreezes them all.
       name: unique name; default the snake-cased class name, made unique per graph
         (`dense`, `dense_1`, ...).
       dtype: a dtype or a `mylib.mixed_precision` policy name (default: the global
@@ -506,7 +508,17 @@ class Layer:
 
     @trainable.setter
     def trainable(self, value):
-        self._trainable = bool(value)
+        # As Keras 3: the value goes to every sublayer too, so a frozen model's
+        # BatchNormalization runs in inference mode in `fit` and its own
+        # `trainable_weights` are empty; True unfreezes them all again.
+        value = bool(value)
+        todo, seen = [self], set()
+        while todo:  # each layer once, even where sublayers refer to each other
+            layer = todo.pop()
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                layer._trainable = value
+                todo.extend(layer._flat_layers())
 
     @property
     def losses(self):
