@@ -516,7 +516,7 @@ class Session:
             outs = self._execute(plan, feed_vals)
         else:
             outs = self._execute_with_options(plan, feed_vals, options, run_metadata)
-        vals = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
+        vals = [_to_numpy(v if s is None else s) for v, s in zip(outs, plan.static)]
         if rebuild is None:
             return vals[0]
         return rebuild(vals)
@@ -561,7 +561,7 @@ class Session:
                 outs = plan_box[1](vals)
             else:
                 outs = self._execute_with_options(plan, vals, options, run_metadata)
-            res = [_to_numpy(v) if s is None else s for v, s in zip(outs, plan.static)]
+            res = [_to_numpy(v if s is None else s) for v, s in zip(outs, plan.static)]
             return res[0] if single else rebuild(res)
 
         owned = self._plans_owned_by(call)

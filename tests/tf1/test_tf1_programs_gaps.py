@@ -186,3 +186,37 @@ def test_gpu_options_are_accepted():
         assert s.run(tf.constant(3) + 4) == 7
     with pytest.raises(TypeError, match="allow_grow"):
         tf.GPUOptions(allow_grow=True)
+
+
+# --- 6. string constants ---
+
+@pytest.mark.parametrize("value,want", [
+    ("Hello, TensorFlow!", b"Hello, TensorFlow!"),
+    (b"hi", b"hi"),
+    ("h\u00e9", "h\u00e9".encode("utf-8")),
+])
+def test_scalar_string_constant_is_fetched_as_bytes(value, want):
+    t = tf.constant(value)
+    assert t.dtype == tf.string and t.shape.as_list() == []
+    with tf.Session() as s:
+        got = s.run(t)
+    assert type(got) is bytes and got == want
+
+
+def test_string_constant_arrays():
+    a = tf.constant(["a", "b"])
+    b = tf.constant(np.array([[b"x"], [b"yz"]]))
+    c = tf.constant("hi", dtype=tf.string)
+    d = tf.constant("z", shape=[2])
+    assert [t.dtype for t in (a, b, c, d)] == [tf.string] * 4
+    assert b.shape.as_list() == [2, 1]
+    with tf.Session() as s:
+        va, vb, vc, vd = s.run([a, b, c, d])
+    np.testing.assert_array_equal(va, np.array([b"a", b"b"], dtype=object))
+    np.testing.assert_array_equal(vb, np.array([[b"x"], [b"yz"]], dtype=object))
+    assert vc == b"hi"
+    np.testing.assert_array_equal(vd, np.array([b"z", b"z"], dtype=object))
+    with pytest.raises(TypeError):
+        tf.constant(["a", 1])
+    with pytest.raises((TypeError, ValueError)):
+        tf.constant("a", dtype=tf.float32)

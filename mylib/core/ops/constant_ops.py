@@ -55,20 +55,56 @@ def _const_shape(*, value, dtype):
 NotDifferentiable("Const")
 
 
+def _to_bytes(x):
+    if isinstance(x, bytes):
+        return x
+    if isinstance(x, (str, np.str_)):
+        return x.encode("utf-8")
+    raise TypeError(f"Cannot convert {x!r} to a string tensor element (str or bytes)")
+
+
+def _string_array(value, dtype):
+    """An object array of bytes if `value` is text (str, bytes, nested lists of them or
+    a numpy U/S/object array of them) or `dtype` is string; else None."""
+    if dtype is not None and _dtypes.as_dtype(dtype) != _dtypes.string:
+        return None
+    if dtype is None:
+        probe = value
+        while isinstance(probe, (list, tuple)) and probe:
+            probe = probe[0]
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "USO" or (value.dtype.kind == "O" and value.size
+                                                  and not isinstance(value.flat[0], (str, bytes))):
+                return None
+        elif not isinstance(probe, (str, bytes, np.str_, np.bytes_)):
+            return None
+    arr = np.asarray(value, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for i, x in np.ndenumerate(arr):
+        out[i] = _to_bytes(x)
+    return out
+
+
 def constant(value, dtype=None, shape=None, name="Const", _dtype_hint=None):
     """A constant tensor.
 
     Args:
-      value: Python scalar, nested list, numpy or JAX array.
-      dtype: optional `DType`; Python values default to float32/int32 as in TensorFlow,
-        numpy arrays keep their dtype.
+      value: Python scalar, nested list, numpy or JAX array; or text (``str``,
+        ``bytes``, nested lists of them, a numpy string array): a `string` tensor whose
+        elements are bytes (``str`` encoded as UTF-8), fetched as bytes as in TF1.
+      dtype: optional `DType`; Python values default to float32/int32 as in TensorFlow
+        (text to `string`), numpy arrays keep their dtype.
       shape: optional shape to broadcast or reshape `value` to.
     Returns:
       `Tensor` of `value`'s shape (or `shape`).
     Raises:
       TypeError: if `value` cannot be represented exactly in `dtype` (e.g. 1.5 as int32).
     """
-    arr, dt = _const_array(value, dtype, _dtype_hint)
+    strings = _string_array(value, dtype)
+    if strings is not None:
+        arr, dt = strings, _dtypes.string
+    else:
+        arr, dt = _const_array(value, dtype, _dtype_hint)
     if shape is not None:
         shape = tuple(as_shape(shape).as_list())
         if arr.size == 1:
