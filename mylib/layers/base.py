@@ -10,12 +10,15 @@ a functional `Model` finds its layers and replays them (for example with
 
 The ``training`` argument is a Python bool fixed when the ops are built (None means
 inference): a model's training step and its inference graph are two forward passes
-over the same weights, so inference graphs hold no dropout ops at all.
+over the same weights, so inference graphs hold no dropout ops at all. A call without
+``training`` takes that of the enclosing layer call (Keras 3's call context), so the
+sublayers of a layer whose `call` has no ``training`` argument still train.
 """
 
 from __future__ import annotations
 
 import inspect
+import threading
 import weakref
 
 import numpy as np
@@ -73,6 +76,37 @@ class collect_call_effects:  # noqa: N801 - used as a context manager
 
     def __exit__(self, *exc):
         _effects_stack.remove(self.fx)
+
+
+# ---------------------------------------------------------------- training context
+_context = threading.local()
+
+
+def current_training():
+    """The ``training`` value of the innermost enclosing layer call (None outside any
+    call, or where no enclosing call had one)."""
+    stack = getattr(_context, "training", None)
+    return stack[-1] if stack else None
+
+
+class training_context:  # noqa: N801 - used as a context manager
+    """``with training_context(value):`` layer calls made inside it that are given no
+    ``training`` argument run with ``training=value`` (Keras 3's call context: the
+    training mode of an outer `Layer.__call__` reaches the layers its `call` calls).
+    ``value=None`` keeps the enclosing value."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        stack = getattr(_context, "training", None)
+        if stack is None:
+            stack = _context.training = []
+        stack.append(self.value if self.value is not None else current_training())
+        return self
+
+    def __exit__(self, *exc):
+        _context.training.pop()
 
 
 # ---------------------------------------------------------------- node history
@@ -332,7 +366,17 @@ class Layer:
             if self.input_spec is not None:
                 assert_input_compatibility(self.input_spec, inputs, self.name)
             if "training" in kwargs and not self._accepts("training"):
-                kwargs.pop("training")
+                training = kwargs.pop("training")
+            else:
+                training = kwargs.get("training")
+            # Keras 3's call context: no `training` given -> the enclosing call's, else
+            # the default of this layer's `call`; the value reaches the layers `call`
+            # calls in turn. It is not recorded in the node (a replay sets its own).
+            has_training, default = self._training_arg()
+            if training is None:
+                training = current_training()
+            if training is None:
+                training = default
             # Masks: the inputs' masks go to `call(mask=...)` when it takes one (not
             # recorded in the node, so a replay recomputes them from its own inputs).
             in_masks = [t._keras_mask for t in flat]
@@ -343,8 +387,10 @@ class Layer:
             call_kwargs = kwargs
             if prev_mask is not None and "mask" not in kwargs and self._accepts_mask():
                 call_kwargs = {**kwargs, "mask": prev_mask}
+            if has_training and training is not None and kwargs.get("training") is None:
+                call_kwargs = {**call_kwargs, "training": training}
             with _policy.autocast_scope(self.compute_dtype if getattr(self, "autocast", True)
-                                        else None):
+                                        else None), training_context(training):
                 outputs = self.call(self._autocast_inputs(inputs), *args, **call_kwargs)
             act_reg = getattr(self, "activity_regularizer", None)
             if act_reg is not None:
@@ -416,6 +462,16 @@ class Layer:
         cast = [math_ops.cast(x, want) if x.dtype.is_floating and x.dtype != want else x
                 for x in flat]
         return cast[0] if isinstance(inputs, Tensor) else pack_like(inputs, cast)
+
+    def _training_arg(self):
+        """(whether `call` names a ``training`` argument, its default value)."""
+        cls = type(self)
+        if "_call_training_arg" not in cls.__dict__:
+            p = inspect.signature(cls.call).parameters.get("training")
+            cls._call_training_arg = (
+                p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY),
+                None if p is None or p.default is p.empty else p.default)
+        return cls._call_training_arg
 
     def _accepts(self, arg):
         cls = type(self)
