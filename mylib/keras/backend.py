@@ -13,7 +13,8 @@ from mylib.layers.policy import global_policy as _global_policy
 from mylib.layers.policy import set_global_policy as _set_global_policy
 
 __all__ = ["backend", "epsilon", "set_epsilon", "floatx", "set_floatx", "clear_session",
-           "image_data_format", "set_image_data_format", "get_session", "is_keras_tensor",
+           "image_data_format", "set_image_data_format", "get_session", "set_session",
+           "is_keras_tensor",
            "standardize_dtype", "result_type"]
 
 _state = {"epsilon": 1e-7, "image_data_format": "channels_last"}
@@ -88,6 +89,15 @@ def clear_session(free_memory=True):
 
 
 get_session = _lb.get_session
+
+
+def set_session(session):
+    """Makes `session` (a `Session`) the one Keras models of its graph run in, as
+    TensorFlow 1's ``tf.keras.backend.set_session``: a program that built its own
+    session (with its own config) shares it with its models."""
+    from mylib.runtime import keras_session
+
+    keras_session.set_session(session)
 
 
 def is_keras_tensor(x):

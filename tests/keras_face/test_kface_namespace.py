@@ -192,6 +192,20 @@ def test_clear_session_gives_a_fresh_graph():
     assert ml.get_default_graph() is not g0
 
 
+def test_set_session_shares_the_programs_session():
+    """TensorFlow 1 programs hand their own session to Keras: models run in it (the
+    variables a model initializes live there)."""
+    with ml.Graph().as_default() as g:
+        sess = ml.Session(graph=g)
+        keras.backend.set_session(sess)
+        m = keras.Sequential([keras.layers.Input((2,)), keras.layers.Dense(1)])
+        out = m.predict(np.ones((3, 2), np.float32), verbose=0)
+        assert keras.backend.get_session() is sess
+        np.testing.assert_allclose(sess.run(m.outputs[0], {m.inputs[0]: np.ones((3, 2))}),
+                                   out, rtol=1e-6)
+        sess.close()
+
+
 def test_random_on_arrays_and_in_graphs():
     a = keras.random.normal((1000,), mean=2.0, stddev=0.5, seed=3)
     assert abs(float(a.mean()) - 2.0) < 0.1 and abs(float(a.std()) - 0.5) < 0.05
