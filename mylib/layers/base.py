@@ -111,7 +111,9 @@ class training_context:  # noqa: N801 - used as a context manager
 
 # ---------------------------------------------------------------- node history
 class Node:
-    """One call of a layer: `inputs` (the structure passed), `outputs` (a structure)."""
+    """One call of a layer: `inputs` (the structure passed first), `outputs` (a
+    structure), and the call's further positional `args` and keyword `kwargs` (which
+    may hold tensors too, such as an RNN's ``initial_state=[h, c]``)."""
 
     __slots__ = ("layer", "inputs", "outputs", "args", "kwargs")
 
@@ -121,7 +123,28 @@ class Node:
 
     @property
     def input_tensors(self):
-        return flatten(self.inputs)
+        """Every tensor the call took that a functional model must compute first: those
+        of `inputs`, then those made by layers in `args` and `kwargs` (tensors from no
+        layer there are constants of the call)."""
+        extra = [t for t in flatten([list(self.args), self.kwargs])
+                 if isinstance(t, Tensor) and keras_history(t) is not None]
+        return flatten(self.inputs) + extra if extra else flatten(self.inputs)
+
+    def map_call(self, fn):
+        """``(inputs, args, kwargs)`` of this call with each tensor of `input_tensors`
+        replaced by ``fn(tensor)`` (how a model replays the call on new tensors)."""
+        ids = {id(t) for t in self.input_tensors}
+
+        def sub(x):
+            return fn(x) if isinstance(x, Tensor) and id(x) in ids else x
+
+        inputs = pack_like(self.inputs, [sub(t) for t in flatten(self.inputs)])
+        rest = [list(self.args), self.kwargs]
+        flat_rest = flatten(rest)
+        if any(isinstance(x, Tensor) and id(x) in ids for x in flat_rest):
+            args, kwargs = pack_like(rest, [sub(x) for x in flat_rest])
+            return inputs, tuple(args), kwargs
+        return inputs, tuple(self.args), dict(self.kwargs)
 
     @property
     def output_tensors(self):
@@ -395,7 +418,8 @@ class Layer:
             act_reg = getattr(self, "activity_regularizer", None)
             if act_reg is not None:
                 self._add_activity_loss(act_reg, outputs)
-            in_ids = {id(t) for t in flat}
+            in_ids = {id(t) for t in flat + [x for x in flatten([list(args), kwargs])
+                                              if isinstance(x, Tensor)]}
             if any(id(t) in in_ids for t in flatten(outputs)):
                 # A layer that passes a tensor through still gets an output of its own,
                 # so the node graph stays acyclic.

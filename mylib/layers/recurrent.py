@@ -147,6 +147,13 @@ class _RNN(Layer):
             if len(states) != self._state_count:
                 raise ValueError(f'Layer "{self.name}" expects {self._state_count} initial '
                                  f"state(s), but it received {len(states)}.")
+            for i, s in enumerate(states):
+                shape = s.shape.as_list() if s.shape.rank is not None else None
+                if shape is not None and (len(shape) != 2 or shape[1] not in (None,
+                                                                             self.units)):
+                    raise ValueError(
+                        f'Layer "{self.name}": initial state {i} must have shape (batch, '
+                        f"{self.units}). Received: shape={tuple(shape)}")
             states = [s if s.dtype == self.dtype else math_ops.cast(s, self.dtype)
                       for s in states]
         rdm = None

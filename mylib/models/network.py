@@ -15,7 +15,8 @@ from mylib.layers.base import (InputLayer, Layer, _shape_tuple, flatten, keras_h
 
 def functional_nodes(inputs, outputs):
     """The nodes between `inputs` and `outputs` (flat lists of tensors), in an order
-    where each node comes after the nodes producing its inputs.
+    where each node comes after the nodes producing its inputs (the tensors of its
+    first argument and those of its other arguments, such as ``initial_state=``).
 
     Raises:
       ValueError: an output does not depend on the inputs only ("Graph disconnected").
@@ -108,16 +109,18 @@ def layers_by_depth(inputs, outputs):
 
 
 def replay(nodes, inputs, new_inputs, outputs, training):
-    """Applies the layers of `nodes` to `new_inputs` (in place of `inputs`); returns the
-    tensors that correspond to `outputs`. An explicit ``training=`` given when a layer
+    """Applies the layers of `nodes` to `new_inputs` (in place of `inputs`), with the
+    tensors of each call's keyword arguments replaced too; returns the tensors that
+    correspond to `outputs`. An explicit ``training=`` given when a layer
     was called wins over `training` (Keras's rule)."""
     env = {id(a): b for a, b in zip(inputs, new_inputs)}
     for node in nodes:
-        args = pack_like(node.inputs, [env[id(t)] for t in node.input_tensors])
-        kwargs = dict(node.kwargs)
+        # Tensors in the call's other arguments (an RNN's initial_state=[h, c]) are
+        # the node's inputs too: replaced by their new counterparts.
+        args, extra, kwargs = node.map_call(lambda t: env[id(t)])
         if training is not None:
             kwargs.setdefault("training", training)
-        out = node.layer(args, *node.args, **kwargs)
+        out = node.layer(args, *extra, **kwargs)
         for t, o in zip(node.output_tensors, flatten(out)):
             env[id(t)] = o
     return [env[id(t)] for t in outputs]
