@@ -1,7 +1,9 @@
 """TensorFlow 1's deprecated spellings that old programs still use, each the same
 operation under its current name: `initialize_all_variables`, `all_variables`,
-`to_float` / `to_int32` / ..., `assign` / `assign_add` / `assign_sub` (functions of a
-variable), `mul`, `sub`, `neg`, `div`. Star-imported into `mylib`."""
+`to_float` / `to_int32` / ..., `assign` / `assign_add` / `assign_sub` and the scatter
+updates `scatter_update` / `scatter_add` / `scatter_sub` / `scatter_nd_update` /
+`scatter_nd_add` / `scatter_nd_sub` (functions of a variable), `mul`, `sub`, `neg`, `div`.
+Star-imported into `mylib`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from mylib.core import dtypes as _dtypes
 from mylib.core.ops import math_ops as _math
 from mylib.core.ops.cast_ops import cast as _cast
 from mylib.core.op_registry import convert_to_tensor as _convert
+from mylib.core.ops.state_ops import (scatter_add, scatter_nd_add, scatter_nd_sub,  # noqa: F401
+                                      scatter_nd_update, scatter_sub, scatter_update)
 from mylib.core.variables import (Variable as _Variable, global_variables as _globals,
                                   global_variables_initializer as _gvi,
                                   local_variables_initializer as _lvi,
@@ -16,7 +20,9 @@ from mylib.core.variables import (Variable as _Variable, global_variables as _gl
 
 __all__ = ["initialize_all_variables", "initialize_local_variables", "initialize_variables",
            "all_variables", "to_float", "to_double", "to_int32", "to_int64", "to_bfloat16",
-           "assign", "assign_add", "assign_sub", "mul", "sub", "neg", "div"]
+           "assign", "assign_add", "assign_sub", "mul", "sub", "neg", "div",
+           "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update",
+           "scatter_nd_add", "scatter_nd_sub"]
 
 
 def initialize_all_variables():

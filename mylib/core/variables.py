@@ -286,12 +286,43 @@ class Variable:
         return self._after(op) if read_value else op
 
     @_in_own_graph
-    def scatter_add(self, sparse_delta, use_locking=False, name=None):
-        """Adds `IndexedSlices` `sparse_delta` to the rows it names."""
+    def _scatter(self, kind, indices, updates, name, read_value):
+        indices = convert_to_tensor(indices)
         with self._graph.colocate_with(self._handle.op):
-            return state_ops.ResourceScatterAdd(
-                self._handle, sparse_delta.indices,
-                self._cast_value(sparse_delta.values), name=name)
+            op = state_ops.scatter_op(self._handle, kind, indices, self._cast_value(updates),
+                                      name=name)
+        return self._after(op) if read_value else op
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None, read_value=True):
+        """Adds `IndexedSlices` `sparse_delta` to the rows it names (repeated rows add
+        up). Returns the variable's value after the write, as TF1 returns the variable
+        (the `Operation` with ``read_value=False``, a mylib option)."""
+        return self._scatter("add", sparse_delta.indices, sparse_delta.values, name,
+                             read_value)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None, read_value=True):
+        """Subtracts `IndexedSlices` `sparse_delta` from the rows it names; as
+        `scatter_add`."""
+        return self._scatter("sub", sparse_delta.indices, sparse_delta.values, name,
+                             read_value)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None, read_value=True):
+        """Writes `IndexedSlices` `sparse_delta` into the rows it names (with repeated
+        rows, the last wins); as `scatter_add`."""
+        return self._scatter("update", sparse_delta.indices, sparse_delta.values, name,
+                             read_value)
+
+    def scatter_nd_update(self, indices, updates, name=None, read_value=True):
+        """``self[indices[i]] = updates[i]`` (`indices` [..., K]); as `scatter_add`."""
+        return self._scatter("nd_update", indices, updates, name, read_value)
+
+    def scatter_nd_add(self, indices, updates, name=None, read_value=True):
+        """``self[indices[i]] += updates[i]`` (`indices` [..., K]); as `scatter_add`."""
+        return self._scatter("nd_add", indices, updates, name, read_value)
+
+    def scatter_nd_sub(self, indices, updates, name=None, read_value=True):
+        """``self[indices[i]] -= updates[i]`` (`indices` [..., K]); as `scatter_add`."""
+        return self._scatter("nd_sub", indices, updates, name, read_value)
 
     def _cast_value(self, value):
         t = convert_to_tensor(value, dtype_hint=self._dtype)

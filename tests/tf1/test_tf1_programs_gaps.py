@@ -220,3 +220,84 @@ def test_string_constant_arrays():
         tf.constant(["a", 1])
     with pytest.raises((TypeError, ValueError)):
         tf.constant("a", dtype=tf.float32)
+
+
+# --- 7. scatter updates of variables ---
+
+def _np_scatter(base, idx, upd, kind):
+    out = base.copy()
+    for i, u in zip(idx, upd):  # numpy, one row at a time: repeated rows add up
+        out[i] = u if kind == "update" else out[i] + (u if kind == "add" else -u)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["update", "add", "sub"])
+@pytest.mark.parametrize("spelling", ["tf", "compat"])
+def test_scatter_functions_match_numpy(kind, spelling):
+    fn = getattr(tf if spelling == "tf" else tf.compat.v1, "scatter_" + kind)
+    base = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx = np.array([2, 0, 2] if kind != "update" else [2, 0], np.int32)
+    upd = np.random.RandomState(1).randn(len(idx), 3).astype(np.float32)
+    v = tf.Variable(base)
+    ph_i = tf.placeholder(tf.int32, [None])
+    ph_u = tf.placeholder(tf.float32, [None, 3])
+    out = fn(v, ph_i, ph_u)
+    assert out.dtype == tf.float32 and out.shape.as_list() == [4, 3]
+    with tf.Session() as s:
+        s.run(v.initializer)
+        got = s.run(out, {ph_i: idx, ph_u: upd})
+        np.testing.assert_allclose(got, _np_scatter(base, idx, upd, kind), rtol=1e-6)
+        np.testing.assert_allclose(s.run(v), got)
+        got2 = s.run(out, {ph_i: idx, ph_u: upd})   # applied again on the new value
+    np.testing.assert_allclose(got2, _np_scatter(got, idx, upd, kind), rtol=1e-6)
+
+
+def test_scatter_nd_update_add_sub_match_numpy():
+    base = np.zeros((3, 4), np.float32)
+    v = tf.Variable(base)
+    idx = np.array([[0, 1], [2, 3], [0, 1]], np.int64)
+    upd = np.array([1.0, 2.0, 4.0], np.float32)
+    add = tf.scatter_nd_add(v, idx, upd)
+    sub = tf.compat.v1.scatter_nd_sub(v, idx[:1], upd[:1])
+    rows = tf.scatter_nd_update(v, [[1]], [[9.0, 8.0, 7.0, 6.0]])   # K=1: whole rows
+    with tf.Session() as s:
+        s.run(v.initializer)
+        got_add = s.run(add)
+        got_sub = s.run(sub)
+        got_rows = s.run(rows)
+    ref = base.copy()
+    np.add.at(ref, (idx[:, 0], idx[:, 1]), upd)
+    np.testing.assert_array_equal(got_add, ref)
+    ref[0, 1] -= 1.0
+    np.testing.assert_array_equal(got_sub, ref)
+    ref[1] = [9, 8, 7, 6]
+    np.testing.assert_array_equal(got_rows, ref)
+
+
+def test_variable_scatter_methods_return_the_new_value():
+    v = tf.Variable([0.0, 0.0, 0.0])
+    op = v.scatter_add(tf.IndexedSlices(tf.constant([1.0, 2.0]), tf.constant([1, 1])))
+    sub = v.scatter_sub(tf.IndexedSlices(tf.constant([0.5]), tf.constant([2])))
+    upd = v.scatter_update(tf.IndexedSlices(tf.constant([7.0]), tf.constant([0])))
+    raw = v.scatter_add(tf.IndexedSlices(tf.constant([1.0]), tf.constant([0])),
+                        read_value=False)
+    assert isinstance(raw, tf.Operation)
+    with tf.Session() as s:
+        s.run(v.initializer)
+        np.testing.assert_array_equal(s.run(op), [0.0, 3.0, 0.0])
+        np.testing.assert_array_equal(s.run(sub), [0.0, 3.0, -0.5])
+        np.testing.assert_array_equal(s.run(upd), [7.0, 3.0, -0.5])
+        assert s.run(raw) is None
+        np.testing.assert_array_equal(s.run(v), [8.0, 3.0, -0.5])
+
+
+def test_scatter_shape_and_dtype_errors():
+    v = tf.Variable(np.zeros((4, 3), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"ask for \(2, 3\)|\[2, 3\]"):
+        tf.scatter_update(v, [0, 1], np.ones((2, 2), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="indices must be int"):
+        tf.scatter_add(v, [0.5], np.ones((1, 3), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="index at most 2"):
+        tf.scatter_nd_update(v, [[0, 1, 2]], [1.0])
+    with pytest.raises(TypeError, match="must be a Variable"):
+        tf.scatter_update(tf.zeros([2]), [0], [1.0])

@@ -228,3 +228,132 @@ def _resource_gather_grad(op, grad):
     values = array_ops.reshape(grad, [-1] + tail) if tail is not None and None not in tail \
         else grad
     return [IndexedSlices(values, flat_idx, dense_shape), None]
+
+
+# ---------------------------------------------------------------- scatter updates
+def _scatter_sub_lower(ctx, op, ref, indices, updates):
+    v = ctx.read_var(op, ref)
+    ctx.write_var(op, ref, v.at[indices].add(-updates.astype(v.dtype)))
+    return ()
+
+
+def _nd_index(indices):
+    # indices [..., K] -> a tuple of K index arrays over the first K axes.
+    return tuple(indices[..., k] for k in range(indices.shape[-1]))
+
+
+def _scatter_nd_lower(kind):
+    def lower(ctx, op, ref, indices, updates):
+        v = ctx.read_var(op, ref)
+        at, u = v.at[_nd_index(indices)], updates.astype(v.dtype)
+        new = at.set(u) if kind == "update" else at.add(u if kind == "add" else -u)
+        ctx.write_var(op, ref, new)
+        return ()
+    return lower
+
+
+ResourceScatterSub = OpDef("ResourceScatterSub", lower=_scatter_sub_lower, stateful=True,
+                           shape_fn=lambda h, i, u, **_: [])
+ResourceScatterNdUpdate = OpDef("ResourceScatterNdUpdate", lower=_scatter_nd_lower("update"),
+                                stateful=True, shape_fn=lambda h, i, u, **_: [])
+ResourceScatterNdAdd = OpDef("ResourceScatterNdAdd", lower=_scatter_nd_lower("add"),
+                             stateful=True, shape_fn=lambda h, i, u, **_: [])
+ResourceScatterNdSub = OpDef("ResourceScatterNdSub", lower=_scatter_nd_lower("sub"),
+                             stateful=True, shape_fn=lambda h, i, u, **_: [])
+for _t in ("ResourceScatterSub", "ResourceScatterNdUpdate", "ResourceScatterNdAdd",
+           "ResourceScatterNdSub"):
+    NotDifferentiable(_t)
+
+_SCATTER_OPS = {"update": ResourceScatterUpdate, "add": ResourceScatterAdd,
+                "sub": ResourceScatterSub, "nd_update": ResourceScatterNdUpdate,
+                "nd_add": ResourceScatterNdAdd, "nd_sub": ResourceScatterNdSub}
+
+
+def scatter_op(handle, kind, indices, updates, name=None):
+    """The op writing `updates` into the rows (``kind`` update/add/sub) or elements
+    (``nd_update``/``nd_add``/``nd_sub``, `indices` [..., K]) of the variable behind
+    `handle`, after checking the shapes that are known.
+
+    Raises:
+      InvalidArgumentError: `indices` is not an integer tensor, or the shape of
+        `updates` is not the one `indices` and the variable ask for.
+    """
+    dt, shape = handle_var_spec(handle)
+    msg = None
+    if not indices.dtype.is_integer:
+        msg = f"indices must be int32 or int64, not {indices.dtype.name}"
+    elif updates.dtype != dt:
+        msg = f"updates of dtype {updates.dtype.name} for the {dt.name} variable"
+    elif indices.shape.rank is not None and shape.rank is not None:
+        idx = indices.shape.as_list()
+        if kind.startswith("nd_"):
+            k = idx[-1] if idx else None
+            if not idx or (k is not None and k > shape.rank):
+                msg = (f"indices of shape {indices.shape} for a variable of rank "
+                       f"{shape.rank}: the last axis must index at most {shape.rank} axes")
+                want = None
+            else:
+                want = None if k is None else TensorShape(idx[:-1] + shape.as_list()[k:])
+        else:
+            want = TensorShape(idx + shape.as_list()[1:])
+        if msg is None and want is not None and not want.is_compatible_with(updates.shape):
+            msg = (f"updates of shape {updates.shape}; indices of shape {indices.shape} "
+                   f"and the variable of shape {shape} ask for {want}")
+    if msg is not None:
+        what = _SCATTER_OPS[kind].name
+        raise errors.InvalidArgumentError(
+            _creation_message(what, name, f"{what} on '{handle.op.name}': {msg}",
+                              [handle, indices, updates], _user_frame()))
+    return _SCATTER_OPS[kind](handle, indices, updates, name=name)
+
+
+def _scatter_fn(kind, nd):
+    method = "scatter_" + kind
+
+    def fn(ref, indices, updates, use_locking=True, name=None):
+        if not hasattr(ref, method):
+            raise TypeError(f"{method}: `ref` must be a Variable. Received: {ref!r}")
+        if nd:
+            return getattr(ref, method)(indices, updates, name=name)
+        return getattr(ref, method)(IndexedSlices(updates, indices), name=name)
+
+    fn.__name__ = fn.__qualname__ = method
+    return fn
+
+
+scatter_update = _scatter_fn("update", False)
+scatter_update.__doc__ = """TF1's `tf.scatter_update`: ``ref[indices, ...] = updates``.
+
+    Args:
+      ref: a `Variable` [d0, d1, ...].
+      indices: int32/int64 `Tensor` of any shape, rows of `ref`.
+      updates: `Tensor` indices.shape + [d1, ...], `ref`'s dtype.
+      use_locking: ignored (writes to one variable never interleave within a step).
+    Returns:
+      `Tensor`: the variable's value after the update, as TF1 returns `ref`.
+    Differs from TensorFlow: with repeated indices the last update wins; an index out
+    of range is dropped instead of raising.
+    """
+scatter_add = _scatter_fn("add", False)
+scatter_add.__doc__ = """TF1's `tf.scatter_add`: ``ref[indices, ...] += updates``; repeated
+    indices add up. Arguments and result as `scatter_update`."""
+scatter_sub = _scatter_fn("sub", False)
+scatter_sub.__doc__ = """TF1's `tf.scatter_sub`: ``ref[indices, ...] -= updates``; repeated
+    indices add up. Arguments and result as `scatter_update`."""
+scatter_nd_update = _scatter_fn("nd_update", True)
+scatter_nd_update.__doc__ = """TF1's `tf.scatter_nd_update`: ``ref[indices[i]] = updates[i]``.
+
+    Args:
+      ref: a `Variable` [d0, ..., dn].
+      indices: int32/int64 `Tensor` [..., K], K <= rank of `ref`.
+      updates: `Tensor` indices.shape[:-1] + [dK, ..., dn], `ref`'s dtype.
+    Returns:
+      `Tensor`: the variable's value after the update.
+    Differs from TensorFlow: an index out of range is dropped instead of raising.
+    """
+scatter_nd_add = _scatter_fn("nd_add", True)
+scatter_nd_add.__doc__ = """TF1's `tf.scatter_nd_add`: ``ref[indices[i]] += updates[i]``;
+    arguments and result as `scatter_nd_update`."""
+scatter_nd_sub = _scatter_fn("nd_sub", True)
+scatter_nd_sub.__doc__ = """TF1's `tf.scatter_nd_sub`: ``ref[indices[i]] -= updates[i]``;
+    arguments and result as `scatter_nd_update`."""
