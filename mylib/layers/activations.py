@@ -117,9 +117,113 @@ def mish(x):
     return x * tanh(softplus(x))
 
 
+def _core():
+    import mylib.core as core
+
+    return core
+
+
+def celu(x, alpha=1.0):
+    """``max(x, 0) + min(alpha * (exp(x / alpha) - 1), 0)`` (Barron, 2017)."""
+    c = _core()
+    return c.maximum(x, 0.0) + c.minimum(alpha * (c.exp(x / alpha) - 1.0), 0.0)
+
+
+def glu(x, axis=-1):
+    """Gated linear unit (Dauphin et al., 2017): `x` split in two halves `a`, `b` along
+    `axis` (its size must be even), ``a * sigmoid(b)``."""
+    c = _core()
+    a, b = c.split(x, 2, axis=axis)
+    return a * c.sigmoid(b)
+
+
+def hard_shrink(x, threshold=0.5):
+    """`x` where ``|x| > threshold``, else 0."""
+    c = _core()
+    return c.where(c.greater(c.abs(x), threshold), x, c.zeros_like(x))
+
+
+def hard_tanh(x):
+    """`x` clipped to [-1, 1]."""
+    return _core().clip_by_value(x, -1.0, 1.0)
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x))``, computed as ``-softplus(-x)``."""
+    return _core().log_sigmoid(x)
+
+
+def soft_shrink(x, threshold=0.5):
+    """``x - threshold`` above `threshold`, ``x + threshold`` below ``-threshold``, else
+    0."""
+    c = _core()
+    return c.where(c.greater(x, threshold), x - threshold,
+                   c.where(c.less(x, -threshold), x + threshold, c.zeros_like(x)))
+
+
+def sparse_plus(x):
+    """0 for ``x <= -1``, `x` for ``x >= 1``, ``(x + 1)^2 / 4`` between (a smooth
+    relu)."""
+    c = _core()
+    return c.where(c.less_equal(x, -1.0), c.zeros_like(x),
+                   c.where(c.greater_equal(x, 1.0), x, c.square(x + 1.0) / 4.0))
+
+
+def sparse_sigmoid(x):
+    """0 for ``x <= -1``, 1 for ``x >= 1``, ``(x + 1) / 2`` between."""
+    c = _core()
+    return c.where(c.less_equal(x, -1.0), c.zeros_like(x),
+                   c.where(c.greater_equal(x, 1.0), c.ones_like(x), (x + 1.0) / 2.0))
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x^2 + b)) / 2`` (So, 2021)."""
+    c = _core()
+    return (x + c.sqrt(c.square(x) + float(b))) / 2.0
+
+
+def tanh_shrink(x):
+    """``x - tanh(x)``."""
+    return x - _core().tanh(x)
+
+
+def threshold(x, threshold, default_value):
+    """`x` where ``x > threshold``, else `default_value`."""
+    c = _core()
+    return c.where(c.greater(x, threshold), x, c.ones_like(x) * default_value)
+
+
+def sparsemax(x, axis=-1):
+    """Sparsemax (Martins and Astudillo, 2016): the Euclidean projection of `x` onto the
+    probability simplex along `axis`; like softmax, rows sum to 1, but small entries
+    are exactly 0."""
+    c = _core()
+    x = c.convert_to_tensor(x)
+    rank = x.shape.rank
+    ax = axis % rank
+    perm = None
+    if ax != rank - 1:
+        perm = [i for i in range(rank) if i != ax] + [ax]
+        x = c.transpose(x, perm)
+    z = c.sort(x, direction="DESCENDING")
+    n = x.shape.as_list()[-1]
+    k = c.range(1, n + 1, dtype=x.dtype)
+    cum = c.cumsum(z, axis=-1)
+    support = c.cast(c.greater(1.0 + k * z, cum), x.dtype)
+    k_z = c.reduce_sum(support, axis=-1, keepdims=True)
+    tau = (c.reduce_sum(z * support, axis=-1, keepdims=True) - 1.0) / k_z
+    out = c.maximum(x - tau, 0.0)
+    if perm is not None:
+        out = c.transpose(out, [perm.index(i) for i in range(rank)])
+    return out
+
+
 _BY_NAME = {f.__name__: f for f in (linear, relu, relu6, sigmoid, tanh, softmax, log_softmax,
                                      elu, selu, softplus, gelu, swish, hard_sigmoid,
-                                     hard_silu, softsign, exponential, leaky_relu, mish)}
+                                     hard_silu, softsign, exponential, leaky_relu, mish,
+                                     celu, glu, hard_shrink, hard_tanh, log_sigmoid,
+                                     soft_shrink, sparse_plus, sparse_sigmoid, squareplus,
+                                     tanh_shrink, sparsemax)}
 _BY_NAME["silu"] = swish
 _BY_NAME["hard_swish"] = hard_silu
 
