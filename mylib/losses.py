@@ -22,6 +22,8 @@ Semantics kept from Keras:
 
 from __future__ import annotations
 
+import numbers
+
 from mylib._naming import to_snake_case
 from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import convert_to_tensor
@@ -155,13 +157,18 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -reduction_ops.reduce_sum(y_true * math_ops.log(p), axis=axis)
 
 
-def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None,
+                                    axis=-1):
     """Cross-entropy against integer class labels.
 
     Args:
       y_true: class indices ``[batch, ..]`` or ``[batch, .., 1]``, int or float.
       y_pred: ``[batch, .., num_classes]`` probabilities (normalized, clipped to
         ``[1e-7, 1 - 1e-7]``) or logits (``from_logits=True``, stable fused op).
+      ignore_class: optional int label (e.g. -1 or a "void" class of a segmentation
+        map): entries with this label get a loss of 0, and the result carries the mask
+        of the others as its Keras mask (``_keras_mask``, `bool` ``[batch, ..]``), so
+        the loss classes and `fit` average over those entries only, as Keras 3.
     Returns:
       `Tensor` ``[batch, ..]``.
     """
@@ -172,6 +179,21 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
         y_true = array_ops.squeeze(y_true, axis=[-1])
     if not y_true.dtype.is_integer:
         y_true = math_ops.cast(y_true, _dtypes.int64)
+    if ignore_class is None:
+        return _scce(y_true, y_pred, from_logits, axis)
+    valid = math_ops.not_equal(y_true, constant_ops.constant(int(ignore_class),
+                                                             dtype=y_true.dtype))
+    # As Keras: ignored entries get label 0 and zero scores (a finite loss), then 0.
+    y_true = array_ops.where(valid, y_true, constant_ops.zeros_like(y_true))
+    y_pred = array_ops.where(array_ops.expand_dims(valid, -1), y_pred,
+                             constant_ops.zeros_like(y_pred))
+    res = _scce(y_true, y_pred, from_logits, axis)
+    res = array_ops.where(valid, res, constant_ops.zeros_like(res))
+    res._keras_mask = valid
+    return res
+
+
+def _scce(y_true, y_pred, from_logits, axis):
     if from_logits:
         return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     p = y_pred / reduction_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
@@ -313,6 +335,23 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     return total / math_ops.maximum(n, 1.0)
 
 
+def _mask_weights(mask, sample_weight, dtype, reduction):
+    """Keras 3's `apply_mask`: the sample weights times the mask of the per-element
+    losses (`ignore_class`), the kept entries scaled by ``size / kept`` for the mean
+    reductions, so that the mean is over the kept entries only (0 when none is)."""
+    m = math_ops.cast(mask, dtype)
+    if reduction in ("sum_over_batch_size", "mean"):
+        total = math_ops.cast(array_ops.size(m), dtype)
+        kept = reduction_ops.reduce_sum(m)
+        m = m * array_ops.where(math_ops.equal(kept, 0.0), constant_ops.zeros_like(kept),
+                                total / math_ops.maximum(kept, 1.0))
+    if sample_weight is None:
+        return m
+    sw = _like(sample_weight, dtype)
+    m, sw = squeeze_or_expand_to_same_rank(m, sw)
+    return sw * m
+
+
 def _has_symbolic(struct):
     """Whether a `Tensor` or a `Variable` (anything with ``_as_tensor``) is in `struct`."""
     if isinstance(struct, dict):
@@ -375,6 +414,10 @@ class Loss:
             return _run_on_arrays(self.__call__, y_true, y_pred, sample_weight)
         with name_scope(self.name, values=[y_pred] if isinstance(y_pred, Tensor) else None):
             values = self.call(y_true, y_pred)
+            mask = getattr(values, "_keras_mask", None)
+            if mask is not None:
+                sample_weight = _mask_weights(mask, sample_weight, values.dtype,
+                                              self.reduction)
             return reduce_weighted_values(values, sample_weight, self.reduction)
 
     def get_config(self):
@@ -443,11 +486,17 @@ class CategoricalCrossentropy(LossFunctionWrapper):
 class SparseCategoricalCrossentropy(LossFunctionWrapper):
     """See `sparse_categorical_crossentropy`."""
 
-    def __init__(self, from_logits=False, reduction="sum_over_batch_size",
+    def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
                  name="sparse_categorical_crossentropy"):
+        if ignore_class is not None and (isinstance(ignore_class, bool) or
+                                         not isinstance(ignore_class, numbers.Integral)):
+            raise TypeError("`ignore_class` must be an int class id or None. Received: "
+                            f"ignore_class={ignore_class!r}")
+        kw = {} if ignore_class is None else {"ignore_class": int(ignore_class)}
         super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name,
-                         from_logits=from_logits)
+                         from_logits=from_logits, **kw)
         self.from_logits = from_logits
+        self.ignore_class = None if ignore_class is None else int(ignore_class)
 
 
 class Huber(LossFunctionWrapper):

@@ -197,6 +197,9 @@ def check_label_range(model, ys, loss_ids):
                 f"{bad}, which is not a class id (sparse labels must be integers in "
                 f"[0, num_classes)).")
         n = t.shape.as_list()[-1] if t.shape.rank else None
+        ignored = getattr(loss_ids[i], "ignore_class", None)
+        if ignored is not None:
+            y = y[y != ignored]  # labels a loss ignores need not be class ids
         if n is None or n == 1 or not y.size or y.dtype.kind not in "iuf":
             continue
         lo, hi = y.min(), y.max()
@@ -327,7 +330,7 @@ def _output_losses(tr, targets, outs, sws, sw_ndim, batch, masks=None, info=None
         if tr["loss_fns"][i] is None:
             out_losses.append(None)
             continue
-        if masks[i] is not None:
+        if masks[i] is not None or getattr(tr["loss_fns"][i], "ignore_class", None) is not None:
             masked = _masked_loss(tr["loss_fns"][i], yt, yp, masks[i], sw)
             if masked is not None:
                 out_losses.append(masked)
@@ -462,6 +465,12 @@ def _masked_loss(loss_fn, y_true, y_pred, mask, sw):
     loss has no per-element axes to mask (the caller then reduces it unmasked)."""
     call = getattr(loss_fn, "call", None)
     per = call(y_true, y_pred) if call is not None else loss_fn(y_true, y_pred)
+    own = getattr(per, "_keras_mask", None)  # the loss's own (`ignore_class`), as Keras
+    if own is not None:
+        mask = own if mask is None or mask.shape.rank != own.shape.rank else \
+            math_ops.logical_and(math_ops.cast(mask, "bool"), own)
+    if mask is None:
+        return None
     m = math_ops.cast(mask, per.dtype)
     if per.shape.rank is None or m.shape.rank is None or per.shape.rank == 0:
         return None

@@ -100,3 +100,46 @@ def test_class_and_sample_weights_with_validation_split():
     np.testing.assert_allclose(h["loss"][0], np.mean(bce[:6] * w[:6]), rtol=1e-5)
     np.testing.assert_allclose(h["val_loss"][0], np.mean(bce[6:] * sw[6:]), rtol=1e-5)
 
+
+
+@pytest.mark.parametrize("from_logits", [True, False])
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none"])
+def test_sparse_categorical_crossentropy_ignore_class(from_logits, reduction):
+    rs = np.random.RandomState(3)
+    y = np.array([[0, 1, -1], [2, -1, 1]], np.int32)  # [batch, T] labels, -1 ignored
+    p = rs.randn(2, 3, 4).astype(np.float32)
+    if not from_logits:
+        p = np.exp(p) / np.exp(p).sum(-1, keepdims=True)
+    sw = rs.uniform(0.5, 2.0, (2, 3)).astype(np.float32)  # per entry
+    for weights in (None, sw):
+        want = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=from_logits, ignore_class=-1, reduction=reduction)(y, p, weights)
+        loss = ml.losses.SparseCategoricalCrossentropy(
+            from_logits=from_logits, ignore_class=-1, reduction=reduction)
+        with ml.Session() as sess:
+            got = sess.run(loss(ml.constant(y), ml.constant(p),
+                                None if weights is None else ml.constant(weights)))
+        np.testing.assert_allclose(got, np.asarray(want), rtol=1e-5, atol=1e-6)
+    # Every entry ignored: 0, as Keras (no division by zero).
+    allout = np.full((2, 3), -1, np.int32)
+    with ml.Session() as sess:
+        got = sess.run(ml.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1)(
+            ml.constant(allout), ml.constant(p)))
+    np.testing.assert_allclose(got, 0.0)
+
+
+def test_ignore_class_in_fit_and_evaluate():
+    rs = np.random.RandomState(0)
+    x = rs.randn(8, 4).astype(np.float32)
+    y = np.array([0, 1, -1, 2, 1, -1, 0, 2], np.int32)
+    km = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    mm = ml.Sequential([L.Input(shape=(4,)), L.Dense(3)])
+    mm.set_weights(km.get_weights())
+    got = {}
+    for lib, m in (("keras", km), ("mylib", mm)):
+        mod = keras if lib == "keras" else ml
+        m.compile((keras.optimizers if lib == "keras" else mopt).SGD(0.1),
+                  mod.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1))
+        h = m.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0).history
+        got[lib] = h["loss"] + [m.evaluate(x, y, verbose=0)]
+    np.testing.assert_allclose(got["mylib"], got["keras"], rtol=1e-5)
