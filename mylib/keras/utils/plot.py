@@ -56,11 +56,11 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
 
 
 def _inbound_layers(node):
-    from mylib.layers.base import _history, flatten
+    from mylib.layers.base import flatten, keras_history
 
     out = []
     for t in flatten(getattr(node, "inputs", None)):
-        h = _history.get(t) if t is not None else None
+        h = keras_history(t) if t is not None else None
         if h is not None:
             out.append(h[0].layer)
     return out
