@@ -19,6 +19,7 @@ from mylib.layers.regularization import (  # noqa: F401,E402
 from mylib.layers.reshaping import (  # noqa: F401,E402
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from mylib.layers.embedding import Embedding  # noqa: F401
+from mylib.layers.einsum_dense import EinsumDense  # noqa: F401
 from mylib.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
 from mylib.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
 from mylib.layers.attention import MultiHeadAttention  # noqa: F401
