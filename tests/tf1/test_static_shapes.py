@@ -180,3 +180,84 @@ def test_dropout_wrapper_with_unshaped_keep_prob():
     dropped = half == 0
     np.testing.assert_allclose(half[~dropped], 2 * plain[~dropped], rtol=1e-5)
     assert dropped.any() and not dropped.all()
+
+
+# ---------------------------------------------------------------- sizes known at run time
+def test_sizes_from_shapes_of_fed_tensors():
+    x = tf.placeholder(tf.float32, [None, None])
+    L = tf.placeholder(tf.int32, [None])
+    n, m = tf.shape(x)[0], tf.shape(x)[1]
+    ts = {
+        "range": tf.range(n),
+        "range3": tf.range(1, m, 2),
+        "range_float": tf.range(0.0, tf.cast(n, tf.float32), 0.5),
+        "mask": tf.sequence_mask(L, m),
+        "mask_f": tf.sequence_mask(L, m, dtype=tf.float32),
+        "tile": tf.tile(x, [1, n]),
+        "tile_t": tf.tile(x, tf.shape(x)),
+        "head": x[:, :m - 1],
+        "tail": x[n - 2:, 1:],
+        "slice": tf.slice(x, [0, 1], [n, 2]),
+        "slice_run_begin": tf.slice(x, tf.stack([0, tf.reduce_min(L)]), [n, 2]),
+        "linspace": tf.linspace(0.0, 1.0, n),
+        "gather_nd": tf.gather_nd(x, tf.stack([tf.range(n), L - 1], axis=1)),
+    }
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    Lv = np.array([4, 2, 1], np.int32)
+    with tf.Session() as s:
+        got = s.run(ts, {x: xv, L: Lv})
+    np.testing.assert_array_equal(got["range"], np.arange(3))
+    np.testing.assert_array_equal(got["range3"], np.arange(1, 4, 2))
+    np.testing.assert_array_equal(got["range_float"], np.arange(0, 3, 0.5, np.float32))
+    want_mask = np.arange(4)[None, :] < Lv[:, None]
+    np.testing.assert_array_equal(got["mask"], want_mask)
+    np.testing.assert_array_equal(got["mask_f"], want_mask.astype(np.float32))
+    np.testing.assert_array_equal(got["tile"], np.tile(xv, [1, 3]))
+    np.testing.assert_array_equal(got["tile_t"], np.tile(xv, [3, 4]))
+    np.testing.assert_array_equal(got["head"], xv[:, :3])
+    np.testing.assert_array_equal(got["tail"], xv[1:, 1:])
+    np.testing.assert_array_equal(got["slice"], xv[:, 1:3])
+    np.testing.assert_array_equal(got["slice_run_begin"], xv[:, 1:3])
+    np.testing.assert_allclose(got["linspace"], np.linspace(0, 1, 3), rtol=1e-6)
+    np.testing.assert_array_equal(got["gather_nd"], xv[np.arange(3), Lv - 1])
+    # a second feed shape compiles again with its own sizes
+    xv2 = np.ones((2, 6), np.float32)
+    with tf.Session() as s:
+        r, t = s.run([ts["range"], ts["tile"]], {x: xv2})
+    np.testing.assert_array_equal(r, np.arange(2))
+    assert t.shape == (2, 12)
+
+
+def test_static_shapes_of_run_time_sizes():
+    x = tf.placeholder(tf.float32, [None, 5])
+    n, m = tf.shape(x)[0], tf.shape(x)[1]
+    assert tf.range(n).shape.as_list() == [None]
+    assert tf.range(m).shape.as_list() == [5]
+    assert tf.tile(x, [2, n]).shape.as_list() == [None, None]
+    assert tf.tile(x, [n, 2]).shape.as_list() == [None, 10]
+    assert tf.sequence_mask([1, 2], m).shape.as_list() == [2, 5]
+    assert tf.linspace(0.0, 1.0, m).shape.as_list() == [5]
+    assert x[:, :m].shape.as_list() == [None, 5]
+    assert tf.slice(x, [0, 1], [n, 2]).shape.as_list() == [None, 2]
+
+
+def test_gradients_through_run_time_sizes():
+    x = tf.placeholder(tf.float32, [None, 3])
+    n = tf.shape(x)[0]
+    y = tf.reduce_sum(tf.tile(x, [1, n]) ** 2) + tf.reduce_sum(x[:n - 1] * 3.0) + \
+        tf.reduce_sum(tf.slice(x, [0, 1], [n, 2]))
+    g = tf.gradients(y, x)[0]
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with tf.Session() as s:
+        gv = s.run(g, {x: xv})
+    want = 2 * 2 * xv + np.array([[3, 3, 3], [0, 0, 0]]) + np.array([[0, 1, 1], [0, 1, 1]])
+    np.testing.assert_allclose(gv, want)
+
+
+def test_size_from_fed_values_is_a_clear_error():
+    x = tf.placeholder(tf.float32, [None, None])
+    L = tf.placeholder(tf.int32, [None])
+    y = x[:, :tf.reduce_max(L)]
+    with tf.Session() as s:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="known when the step"):
+            s.run(y, {x: np.ones((2, 3)), L: np.array([1, 2], np.int32)})

@@ -729,7 +729,9 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
 
 
 # ---------------------------------------------------------------- Tile, Pad, BroadcastTo
-def _tile_kernel(x, *, multiples):
+def _tile_kernel(x, *dyn, multiples=None):
+    if dyn:  # a multiples tensor, static when the step is traced (`[1, shape(x)[0]]`)
+        multiples = _static_ints(dyn[0], "Tile's multiples")
     return jnp.tile(x, multiples)
 
 
@@ -737,7 +739,14 @@ Tile = OpDef("Tile", kernel=_tile_kernel)
 
 
 @Tile.shape_fn
-def _tile_shape(x, *, multiples):
+def _tile_shape(x, *dyn, multiples=None):
+    if dyn:
+        n = dyn[0].shape[0] if dyn[0].shape.rank == 1 else x.shape.rank
+        if dyn[0].shape.rank not in (1, None) or (
+                n is not None and x.shape.rank is not None and n != x.shape.rank):
+            raise errors.InvalidArgumentError(
+                f"multiples of shape {dyn[0].shape} needs one entry per axis of {x.shape}")
+        return TensorSpec(TensorShape(None) if n is None else [None] * n, x.dtype)
     if x.shape.rank is None:
         return TensorSpec([None] * len(multiples), x.dtype)
     if len(multiples) != x.shape.rank:
@@ -748,8 +757,24 @@ def _tile_shape(x, *, multiples):
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    """Repeats `input` `multiples[i]` times along axis i."""
-    return Tile(convert_to_tensor(input), multiples=_int_tuple(multiples, "multiples"), name=name)
+    """Repeats `input` `multiples[i]` times along axis i.
+
+    `multiples` may hold tensors known when the step is compiled (``[1, shape(x)[0]]``);
+    a fed or data-dependent one raises InvalidArgumentError when the step runs.
+    """
+    x = convert_to_tensor(input)
+    if isinstance(multiples, (list, tuple)) and any(hasattr(d, "op") for d in multiples):
+        multiples = convert_to_tensor(multiples)  # auto-packs; constant when every part is
+    if hasattr(multiples, "op") and constant_value(multiples) is None:
+        m = convert_to_tensor(multiples)
+        out = Tile(x, m, name=name)
+        known = constant_value_as_shape(m)
+        if known.rank is not None and x.shape.rank == known.rank:
+            out._shape = TensorShape(
+                [None if d is None or k is None else d * k
+                 for d, k in zip(x.shape.as_list(), known.as_list())]).merge_with(out.shape)
+        return out
+    return Tile(x, multiples=_int_tuple(multiples, "multiples"), name=name)
 
 
 def _pad_kernel(x, *, paddings, constant_values=0):

@@ -10,6 +10,8 @@ InvalidArgumentError.
 
 from __future__ import annotations
 
+import builtins as _b
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -254,7 +256,25 @@ def ones_like(tensor, dtype=None, name=None):
 
 
 # ---------------------------------------------------------------- range
-def _range_kernel(*, start, limit, delta, dtype):
+def _static_scalar(value, what):
+    """A scalar size as numpy while the step is traced (from constants or shapes)."""
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - a tracer: a value fed or computed at run time
+        arr = None
+    if arr is None or arr.dtype == object or arr.ndim != 0:
+        raise errors.InvalidArgumentError(
+            f"{what} must be a scalar known when the step is compiled (a constant, or from "
+            "the shape of a tensor), not a fed or computed-at-run-time value")
+    return arr.item()
+
+
+def _range_kernel(*args, start=None, limit=None, delta=None, dtype):
+    if args:  # tensors whose values are static when the step is traced (`shape(x)[0]`)
+        start, limit, delta = (_static_scalar(a, "range's " + n)
+                               for a, n in zip(args, ("start", "limit", "delta")))
+        if delta == 0:
+            raise errors.InvalidArgumentError("range: delta must not be zero")
     return np.arange(start, limit, delta, dtype=_dtypes.as_dtype(dtype).np)
 
 
@@ -263,7 +283,13 @@ NotDifferentiable("Range")
 
 
 @Range.shape_fn
-def _range_shape(*, start, limit, delta, dtype):
+def _range_shape(*args, start=None, limit=None, delta=None, dtype):
+    if args:
+        for a in args:
+            if a.shape.rank not in (0, None):
+                raise errors.InvalidArgumentError(
+                    f"range arguments must be scalars, got shape {a.shape}")
+        return TensorSpec([None], dtype)
     if delta == 0:
         raise errors.InvalidArgumentError("delta must not be zero")
     return TensorSpec([len(np.arange(start, limit, delta))], dtype)
@@ -272,23 +298,45 @@ def _range_shape(*, start, limit, delta, dtype):
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF's name
     """`[start, start + delta, ...]` up to (not including) `limit`, like Python's range.
 
-    Arguments must be known when the graph is built (XLA needs the length static).
-    `dtype` defaults to int32 for integer arguments, float32 otherwise.
+    Arguments are numbers or scalar tensors. XLA needs the length static: a tensor
+    argument must be known when the step is compiled (a constant, or from the shape of a
+    tensor, as ``range(shape(x)[0])``); a fed or data-dependent one raises
+    InvalidArgumentError when the step runs. `dtype` defaults to int32 for integer
+    arguments, float32 otherwise.
     """
-    vals = []
-    for v in (start, limit, delta):
-        if hasattr(v, "op"):
-            cv = constant_value(v)
-            if cv is None:
-                raise errors.InvalidArgumentError("range arguments must be known when the "
-                                                  "graph is built")
-            v = cv.item()
-        vals.append(v)
-    start, limit, delta = vals
     if limit is None:
         start, limit = 0, start
+    vals, dyn = [], False
+    for v in (start, limit, delta):
+        if hasattr(v, "op") or hasattr(v, "_as_tensor"):
+            t = convert_to_tensor(v)
+            cv = constant_value(t)
+            if cv is None:
+                dyn = True
+                v = t
+            else:
+                v = cv.item()
+        vals.append(v)
     if dtype is None:
-        dtype = (_dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in vals if
-                                      v is not None) else _dtypes.float32)
-    return Range(start=start, limit=limit, delta=delta, dtype=_dtypes.as_dtype(dtype).name,
-                 name=name)
+        ints = all(v.dtype.is_integer if hasattr(v, "op") else isinstance(v, (int, np.integer))
+                   for v in vals)
+        dtype = _dtypes.int32 if ints else _dtypes.float32
+    dt = _dtypes.as_dtype(dtype)
+    if not dyn:
+        start, limit, delta = vals
+        return Range(start=start, limit=limit, delta=delta, dtype=dt.name, name=name)
+    ts = [cast(v, dt) if v.dtype != dt else v for v in
+          (convert_to_tensor(v, dtype=dt) if not hasattr(v, "op") else v for v in vals)]
+    out = Range(*ts, dtype=dt.name, name=name)
+    n = _range_length(*ts)
+    if n is not None:
+        out._shape = TensorShape([n])
+    return out
+
+
+def _range_length(start, limit, delta):
+    """The static length of a range of scalar size tensors, when all three are known."""
+    vals = [_constant_dim(t) if t.dtype.is_integer else None for t in (start, limit, delta)]
+    if any(v is None for v in vals) or vals[2] == 0:
+        return None
+    return len(_b.range(*vals))

@@ -24,7 +24,8 @@ from mylib.core.op_registry import NotDifferentiable, OpDef, RegisterGradient, T
 from mylib.core.ops import _shape_rules
 from mylib.core.ops.array_ops import (_axis_int, _int_tuple, _is_static, concat, reshape, shape,
                                       where)
-from mylib.core.ops.constant_ops import constant, constant_value
+from mylib.core.ops.constant_ops import (_constant_dim, _static_ints, _static_scalar, constant,
+                                         constant_value, constant_value_as_shape)
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.vjp import generic_vjp
 
@@ -32,7 +33,15 @@ __all__ = ["slice", "strided_slice", "gather", "gather_nd", "one_hot"]
 
 
 # ---------------------------------------------------------------- Slice / StridedSlice
-def _slice_kernel(x, *, begin, size):
+def _slice_kernel(x, *dyn, begin=None, size=None):
+    if dyn:  # begin and size tensors; sizes static when the step is traced
+        size = _static_ints(dyn[1], "Slice's size")
+        if not _is_static(dyn[0]):  # a run-time start: lax.dynamic_slice, sizes known
+            if -1 in size:
+                raise errors.InvalidArgumentError(
+                    "Slice: a size of -1 needs `begin` known when the step is compiled")
+            return jax.lax.dynamic_slice(x, list(dyn[0]), size)
+        begin = _static_ints(dyn[0], "Slice's begin")
     idx = tuple(_b.slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
     return x[idx]
 
@@ -41,7 +50,10 @@ Slice = OpDef("Slice", kernel=_slice_kernel)
 
 
 @Slice.shape_fn
-def _slice_shape(x, *, begin, size):
+def _slice_shape(x, *dyn, begin=None, size=None):
+    if dyn:
+        n = x.shape.rank if x.shape.rank is not None else dyn[1].shape[0]
+        return TensorSpec(TensorShape(None) if n is None else [None] * n, x.dtype)
     if x.shape.rank is None:
         return TensorSpec([None if s == -1 else s for s in size], x.dtype)
     dims = x.shape.as_list()
@@ -60,14 +72,35 @@ def _slice_shape(x, *, begin, size):
     return TensorSpec(out, x.dtype)
 
 
+def _known_or_tensor(v):
+    """A list/tuple/tensor of ints as a tuple when known at graph build, else a tensor."""
+    if isinstance(v, (list, tuple)) and any(hasattr(d, "op") for d in v):
+        v = convert_to_tensor(v, dtype_hint=_dtypes.int32)
+    if hasattr(v, "op") and constant_value(v) is None:
+        return convert_to_tensor(v)
+    return _int_tuple(v, "slice argument")
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
     """Extracts `input_[begin[i] : begin[i] + size[i]]` on every axis (size -1: to the end).
+
+    `begin` and `size` may be tensors: sizes must be known when the step is compiled
+    (constants, or from the shape of a tensor); `begin` may be computed at run time.
 
     Raises:
       InvalidArgumentError: if the slice is out of bounds.
     """
-    return Slice(convert_to_tensor(input_), begin=_int_tuple(begin, "begin"),
-                 size=_int_tuple(size, "size"), name=name)
+    x = convert_to_tensor(input_)
+    b, sz = _known_or_tensor(begin), _known_or_tensor(size)
+    if isinstance(b, tuple) and isinstance(sz, tuple):
+        return Slice(x, begin=b, size=sz, name=name)
+    b, sz = (convert_to_tensor(v, dtype=_dtypes.int32) if isinstance(v, tuple) else v
+             for v in (b, sz))
+    out = Slice(x, b, sz, name=name)
+    known_size = constant_value_as_shape(sz)
+    if known_size.rank is not None and known_size.rank == x.shape.rank:
+        out._shape = known_size.merge_with(out.shape)  # a -1 entry is unknown here
+    return out
 
 
 def _strided_slice_kernel(x, *dyn, spec):
@@ -78,6 +111,11 @@ def _strided_slice_kernel(x, *dyn, spec):
             idx.append(item[1])
         elif kind == "slice":
             idx.append(_b.slice(item[1], item[2], item[3]))
+        elif kind == "dslice":  # bounds given as tensors, static when the step is traced
+            start, stop = (item[i] if item[i + 3] < 0 else
+                           int(_static_scalar(dyn[item[i + 3]], "a slice bound"))
+                           for i in (1, 2))
+            idx.append(_b.slice(start, stop, item[3]))
         elif kind == "newaxis":
             idx.append(None)
         elif kind == "ellipsis":
@@ -98,7 +136,7 @@ def _strided_slice_shape(x, *dyn, spec):
         if d.shape.rank not in (0, None) or not (d.dtype.is_integer):
             raise errors.InvalidArgumentError(
                 f"a tensor index must be an integer scalar, got {d.dtype.name} {d.shape}")
-    consumed = sum(1 for it in spec if it[0] in ("int", "slice", "tensor"))
+    consumed = sum(1 for it in spec if it[0] in ("int", "slice", "tensor", "dslice"))
     if x.shape.rank is None:
         return TensorSpec(TensorShape(None), x.dtype)
     dims = x.shape.as_list()
@@ -126,6 +164,9 @@ def _strided_slice_shape(x, *dyn, spec):
                 raise errors.InvalidArgumentError(
                     f"index {it[1]} is out of bounds for axis {i} with size {d}")
             i += 1
+        elif kind == "dslice":
+            out.append(None)
+            i += 1
         else:
             d = dims[i]
             out.append(None if d is None else len(_b.range(*_b.slice(*it[1:]).indices(d))))
@@ -144,14 +185,25 @@ def _index_spec(key):
         elif k is Ellipsis:
             spec.append(("ellipsis",))
         elif isinstance(k, _b.slice):
-            parts = []
-            for v in (k.start, k.stop, k.step):
+            parts, refs = [], [-1, -1]
+            for j, v in enumerate((k.start, k.stop, k.step)):
                 if v is not None and not isinstance(v, (int, np.integer)):
-                    v = _axis_int(v, "a slice bound")
+                    t = convert_to_tensor(v) if hasattr(v, "op") or hasattr(v, "_as_tensor") \
+                        else None
+                    if t is not None and constant_value(t) is None and \
+                            _constant_dim(t) is not None:
+                        v = _constant_dim(t)  # `shape(y)[1]` with y's dim 1 known
+                    elif j < 2 and t is not None and constant_value(t) is None:
+                        # `x[:, :reduce_max(L)]`: the bound is an input of the op
+                        refs[j] = len(dyn)
+                        dyn.append(t)
+                        v = None
+                    else:
+                        v = _axis_int(v, "a slice bound")
                 parts.append(None if v is None else int(v))
             if parts[2] == 0:
                 raise ValueError("slice step cannot be zero")
-            spec.append(("slice", *parts))
+            spec.append(("dslice", *parts, *refs) if refs != [-1, -1] else ("slice", *parts))
         elif isinstance(k, (bool, np.bool_)):
             raise TypeError("Boolean indices are not supported; use ml.boolean_mask")
         elif isinstance(k, (int, np.integer)):

@@ -20,7 +20,9 @@ from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, 
                                     convert_to_tensor)
 from mylib.core.ops import array_ops, math_ops, reduction_ops
 from mylib.core.ops.cast_ops import cast
-from mylib.core.ops.constant_ops import constant_value, range as _range
+from mylib.core.ops.constant_ops import (_constant_dim, _static_scalar, constant_value,
+                                         range as _range)
+from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["linspace", "lin_space", "meshgrid", "sequence_mask", "reverse", "reverse_v2",
            "reverse_sequence", "count_nonzero", "is_nan", "is_inf", "atan2",
@@ -28,11 +30,20 @@ __all__ = ["linspace", "lin_space", "meshgrid", "sequence_mask", "reverse", "rev
 
 
 # ---------------------------------------------------------------- linspace, meshgrid
-def _linspace_kernel(start, stop, *, num):
+def _linspace_kernel(start, stop, *dyn, num=None):
+    if dyn:  # a `num` tensor, static when the step is traced (`shape(x)[0]`)
+        num = int(_static_scalar(dyn[0], "linspace's num"))
+        if num <= 0:
+            raise errors.InvalidArgumentError(f"linspace: num must be positive, got {num}")
     return jnp.linspace(start, stop, num, dtype=jnp.result_type(start))
 
 
 LinSpace = OpDef("LinSpace", kernel=_linspace_kernel)
+
+
+@LinSpace.shape_fn
+def _linspace_shape(start, stop, *dyn, num=None):
+    return TensorSpec([None if dyn else num], start.dtype)
 
 
 def linspace(start, stop, num, name=None, axis=0):
@@ -40,13 +51,22 @@ def linspace(start, stop, num, name=None, axis=0):
 
     Args:
       start, stop: float scalars (tensors or numbers).
-      num: Python int > 0 (TensorFlow also takes a tensor; mylib needs it static).
+      num: int > 0: a Python int, or a scalar tensor known when the step is compiled
+        (a constant, or from a shape: ``shape(x)[0]``).
       axis: must be 0 (mylib supports scalar `start`/`stop` only).
     Returns:
       `Tensor` [num] of `start`'s dtype (float32 for Python numbers).
     """
-    if not isinstance(num, (int, np.integer)) or num <= 0:
-        raise TypeError(f"linspace: `num` must be a positive Python int. Received: num={num!r}")
+    dyn_num = None
+    if hasattr(num, "op") or hasattr(num, "_as_tensor"):
+        t = convert_to_tensor(num)
+        cv = constant_value(t)
+        if cv is None:
+            dyn_num = t
+        else:
+            num = cv.item()
+    if dyn_num is None and (not isinstance(num, (int, np.integer)) or num <= 0):
+        raise TypeError(f"linspace: `num` must be a positive int. Received: num={num!r}")
     if axis != 0:
         raise ValueError(f"linspace: only axis=0 is supported. Received: axis={axis!r}")
     start = convert_to_tensor(start, dtype_hint=_dtypes.float32)
@@ -54,6 +74,12 @@ def linspace(start, stop, num, name=None, axis=0):
         start = cast(start, _dtypes.float32)
     stop = convert_to_tensor(stop, dtype=start.dtype) if not hasattr(stop, "dtype") or \
         not hasattr(stop, "op") else cast(stop, start.dtype)
+    if dyn_num is not None:
+        out = LinSpace(start, stop, dyn_num, name=name)
+        n = _constant_dim(dyn_num)
+        if n is not None:
+            out._shape = TensorShape([n])
+        return out
     return LinSpace(start, stop, num=int(num), name=name)
 
 
@@ -99,10 +125,11 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name=None):
 
     Args:
       lengths: integer `Tensor` [...].
-      maxlen: Python int (or constant); default the largest of `lengths`, which must then
-        be a constant. Differs from TensorFlow: a `maxlen` (or, without it, `lengths`)
-        computed at run time is an UnimplementedError, as the mask's width would depend
-        on the data, which XLA cannot compile.
+      maxlen: Python int or scalar tensor known when the step is compiled (a constant,
+        or from a shape: ``shape(x)[1]``); default the largest of `lengths`, which must
+        then be a constant. Differs from TensorFlow: a width that depends on fed data
+        (`maxlen` computed from fed values, or no `maxlen` with fed `lengths`) is an
+        error, as XLA cannot compile it.
       dtype: the mask's dtype (bool by default).
     Returns:
       `Tensor` [..., maxlen] of `dtype`.
@@ -118,14 +145,15 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name=None):
                 "that depends on the data, which XLA cannot compile; pass maxlen= (e.g. the "
                 "padded sequence length, `inputs.shape[1]`)")
         maxlen = int(np.max(cv)) if np.size(cv) else 0
-    if hasattr(maxlen, "op"):
-        cv = constant_value(maxlen)
-        if cv is None:
-            raise errors.UnimplementedError(
-                "sequence_mask: `maxlen` must be known when the graph is built (a Python "
-                "int or a constant)")
-        maxlen = int(cv)
-    pos = _range(0, int(maxlen), 1, dtype=lengths.dtype)
+    if hasattr(maxlen, "op") or hasattr(maxlen, "_as_tensor"):
+        cv = constant_value(convert_to_tensor(maxlen))
+        if cv is not None:
+            maxlen = int(cv)
+    if hasattr(maxlen, "op") or hasattr(maxlen, "_as_tensor"):
+        # known when the step is compiled (`shape(x)[1]`); the mask's width follows it
+        pos = _range(0, cast(maxlen, lengths.dtype), 1, dtype=lengths.dtype)
+    else:
+        pos = _range(0, int(maxlen), 1, dtype=lengths.dtype)
     mask = math_ops.less(pos, array_ops.expand_dims(lengths, -1))
     d = _dtypes.as_dtype(dtype)
     return array_ops.identity(mask, name=name) if d.is_bool else cast(mask, d, name=name)
