@@ -178,7 +178,7 @@ def test_gpu_options_are_accepted():
     assert config.gpu_options.allow_growth is True
     reset_ignored_warnings()
     with pytest.warns(IgnoredArgumentWarning, match="per_process_gpu_memory_fraction"):
-        opts = tf.GPUOptions(per_process_gpu_memory_fraction=0.3, visible_device_list="0")
+        opts = tf.GPUOptions(per_process_gpu_memory_fraction=0.3)
     c2 = tf.compat.v1.ConfigProto(gpu_options=opts)
     assert c2.gpu_options.per_process_gpu_memory_fraction == 0.3
     assert tf.compat.v1.GPUOptions is tf.GPUOptions
@@ -301,3 +301,138 @@ def test_scatter_shape_and_dtype_errors():
         tf.scatter_nd_update(v, [[0, 1, 2]], [1.0])
     with pytest.raises(TypeError, match="must be a Variable"):
         tf.scatter_update(tf.zeros([2]), [0], [1.0])
+
+
+# --- 8. sequence losses and OutputProjectionWrapper ---
+
+def _xent(logits, targets):
+    m = logits.max(-1, keepdims=True)
+    logp = logits - m - np.log(np.exp(logits - m).sum(-1, keepdims=True))
+    return -np.take_along_axis(logp, targets[..., None], -1)[..., 0]
+
+
+def _seq_data(B=3, T=4, C=5):
+    r = np.random.RandomState(3)
+    logits = r.randn(B, T, C).astype(np.float32)
+    targets = r.randint(0, C, (B, T)).astype(np.int32)
+    weights = (r.rand(B, T) > 0.3).astype(np.float32)
+    weights[0] = 0.0            # an all-padding example: its average is 0, not NaN
+    return logits, targets, weights
+
+
+@pytest.mark.parametrize("flags", [
+    dict(), dict(average_across_batch=False), dict(average_across_timesteps=False),
+    dict(average_across_timesteps=False, average_across_batch=False),
+    dict(average_across_timesteps=False, average_across_batch=False,
+         sum_over_timesteps=True, sum_over_batch=True),
+    dict(average_across_timesteps=False, sum_over_timesteps=True,
+         average_across_batch=False),
+])
+def test_contrib_seq2seq_sequence_loss_matches_numpy(flags):
+    logits, targets, weights = _seq_data()
+    l = _xent(logits.astype(np.float64), targets) * weights
+    at = flags.get("average_across_timesteps", True)
+    ab = flags.get("average_across_batch", True)
+    st, sb = flags.get("sum_over_timesteps", False), flags.get("sum_over_batch", False)
+
+    def div(a, b):
+        return np.where(b == 0, 0.0, a / np.where(b == 0, 1, b))
+    if at and ab:
+        want = l.sum() / weights.sum()
+    elif st and sb:
+        want = l.sum() / np.count_nonzero(weights)
+    elif at or ab:
+        ax = 0 if ab else 1
+        want = div(l.sum(ax), weights.sum(ax))
+    elif st or sb:
+        ax = 0 if sb else 1
+        want = div(l.sum(ax), np.count_nonzero(weights, axis=ax))
+    else:
+        want = l
+    loss = tf.contrib.seq2seq.sequence_loss(tf.constant(logits), tf.constant(targets),
+                                            tf.constant(weights), **flags)
+    with tf.Session() as s:
+        got = s.run(loss)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_contrib_seq2seq_sequence_loss_errors_and_custom_loss():
+    logits, targets, weights = _seq_data()
+    with pytest.raises(ValueError, match="Logits must be"):
+        tf.contrib.seq2seq.sequence_loss(logits[0], targets, weights)
+    with pytest.raises(ValueError, match="cannot be set"):
+        tf.contrib.seq2seq.sequence_loss(logits, targets, weights, sum_over_batch=True)
+    calls = []
+
+    def half_xent(labels, logits):
+        calls.append((labels.shape.as_list(), logits.shape.as_list()))
+        return 0.5 * tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                    logits=logits)
+    loss = tf.contrib.seq2seq.sequence_loss(logits, targets, weights,
+                                            softmax_loss_function=half_xent)
+    with tf.Session() as s:
+        got = s.run(loss)
+    assert calls == [([12], [12, 5])]
+    np.testing.assert_allclose(got, 0.5 * (_xent(logits, targets) * weights).sum()
+                               / weights.sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("avg_t,avg_b", [(True, True), (False, True), (True, False)])
+def test_legacy_seq2seq_losses_match_numpy(avg_t, avg_b):
+    logits, targets, weights = _seq_data()
+    steps = range(logits.shape[1])
+    lg = [tf.constant(logits[:, t]) for t in steps]
+    tg = [tf.constant(targets[:, t]) for t in steps]
+    wt = [tf.constant(weights[:, t]) for t in steps]
+    per_ex = (_xent(logits.astype(np.float64), targets) * weights).sum(1)
+    if avg_t:
+        per_ex = per_ex / (weights.sum(1) + 1e-12)
+    by_ex = tf.contrib.legacy_seq2seq.sequence_loss_by_example(
+        lg, tg, wt, average_across_timesteps=avg_t)
+    total = tf.contrib.legacy_seq2seq.sequence_loss(lg, tg, wt, average_across_timesteps=avg_t,
+                                                    average_across_batch=avg_b)
+    with tf.Session() as s:
+        got_ex, got_total = s.run([by_ex, total])
+    np.testing.assert_allclose(got_ex, per_ex, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_total, per_ex.sum() / (3 if avg_b else 1), rtol=1e-5)
+    with pytest.raises(ValueError, match="Lengths of logits"):
+        tf.contrib.legacy_seq2seq.sequence_loss_by_example(lg, tg[:2], wt)
+
+
+def test_ptb_style_sequence_loss_by_example():
+    # PTB: one flattened step, targets [batch * time], weights of ones.
+    logits, targets, _ = _seq_data()
+    flat = logits.reshape(-1, 5)
+    loss = tf.contrib.legacy_seq2seq.sequence_loss_by_example(
+        [tf.constant(flat)], [tf.reshape(tf.constant(targets), [-1])], [tf.ones([12])])
+    with tf.Session() as s:
+        got = s.run(loss)
+    np.testing.assert_allclose(got, _xent(flat, targets.reshape(-1)), rtol=1e-5, atol=1e-6)
+
+
+def test_output_projection_wrapper_matches_numpy():
+    r = np.random.RandomState(4)
+    xv = r.randn(2, 3, 4).astype(np.float32)
+    cell = tf.contrib.rnn.OutputProjectionWrapper(tf.nn.rnn_cell.BasicRNNCell(5), 7,
+                                                  activation=tf.nn.relu)
+    out, state = tf.nn.dynamic_rnn(cell, tf.constant(xv), dtype=tf.float32)
+    assert cell.output_size == 7 and cell.state_size == 5
+    assert out.shape.as_list() == [2, 3, 7]
+    assert _names() == ["rnn/output_projection_wrapper/basic_rnn_cell/kernel:0",
+                        "rnn/output_projection_wrapper/basic_rnn_cell/bias:0",
+                        "rnn/output_projection_wrapper/kernel:0",
+                        "rnn/output_projection_wrapper/bias:0"]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run([v.assign(r.randn(*v.shape.as_list()).astype(np.float32))
+               for v in tf.trainable_variables()])
+        (k, b, pk, pb), got, got_state = s.run([tf.trainable_variables(), out, state])
+    h = np.zeros((2, 5), np.float32)
+    want = []
+    for t in range(3):
+        h = np.tanh(np.concatenate([xv[:, t], h], 1) @ k + b)
+        want.append(np.maximum(h @ pk + pb, 0))
+    np.testing.assert_allclose(got, np.stack(want, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_state, h, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="output_size must be > 0"):
+        tf.contrib.rnn.OutputProjectionWrapper(tf.nn.rnn_cell.BasicRNNCell(5), 0)
