@@ -48,8 +48,10 @@ def overrides(model, method):
 def uses_custom_steps(model):
     """Whether `fit` / `evaluate` run the model's (possibly inherited) `train_step` /
     `test_step` instead of mylib's built-in step graph: when its class overrides
-    either."""
-    return overrides(model, "train_step") or overrides(model, "test_step")
+    either, or `compute_loss` / `compute_metrics` (Keras 3's hooks, which the default
+    steps call)."""
+    return any(overrides(model, m) for m in ("train_step", "test_step", "compute_loss",
+                                             "compute_metrics"))
 
 
 def unpack_x_y_sample_weight(data):
