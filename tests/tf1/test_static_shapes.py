@@ -201,6 +201,7 @@ def test_sizes_from_shapes_of_fed_tensors():
         "slice_run_begin": tf.slice(x, tf.stack([0, tf.reduce_min(L)]), [n, 2]),
         "linspace": tf.linspace(0.0, 1.0, n),
         "gather_nd": tf.gather_nd(x, tf.stack([tf.range(n), L - 1], axis=1)),
+        "broadcast_to": tf.broadcast_to(x[:1], [n, m]),
     }
     xv = np.arange(12, dtype=np.float32).reshape(3, 4)
     Lv = np.array([4, 2, 1], np.int32)
@@ -220,6 +221,7 @@ def test_sizes_from_shapes_of_fed_tensors():
     np.testing.assert_array_equal(got["slice_run_begin"], xv[:, 1:3])
     np.testing.assert_allclose(got["linspace"], np.linspace(0, 1, 3), rtol=1e-6)
     np.testing.assert_array_equal(got["gather_nd"], xv[np.arange(3), Lv - 1])
+    np.testing.assert_array_equal(got["broadcast_to"], np.broadcast_to(xv[:1], (3, 4)))
     # a second feed shape compiles again with its own sizes
     xv2 = np.ones((2, 6), np.float32)
     with tf.Session() as s:
@@ -239,18 +241,21 @@ def test_static_shapes_of_run_time_sizes():
     assert tf.linspace(0.0, 1.0, m).shape.as_list() == [5]
     assert x[:, :m].shape.as_list() == [None, 5]
     assert tf.slice(x, [0, 1], [n, 2]).shape.as_list() == [None, 2]
+    assert tf.broadcast_to(x[:1], [n, 5]).shape.as_list() == [None, 5]
 
 
 def test_gradients_through_run_time_sizes():
     x = tf.placeholder(tf.float32, [None, 3])
     n = tf.shape(x)[0]
     y = tf.reduce_sum(tf.tile(x, [1, n]) ** 2) + tf.reduce_sum(x[:n - 1] * 3.0) + \
-        tf.reduce_sum(tf.slice(x, [0, 1], [n, 2]))
+        tf.reduce_sum(tf.slice(x, [0, 1], [n, 2])) + \
+        tf.reduce_sum(tf.broadcast_to(x[:1], [n * 2, 3]))
     g = tf.gradients(y, x)[0]
     xv = np.arange(6, dtype=np.float32).reshape(2, 3)
     with tf.Session() as s:
         gv = s.run(g, {x: xv})
-    want = 2 * 2 * xv + np.array([[3, 3, 3], [0, 0, 0]]) + np.array([[0, 1, 1], [0, 1, 1]])
+    want = 2 * 2 * xv + np.array([[3, 3, 3], [0, 0, 0]]) + np.array([[0, 1, 1], [0, 1, 1]]) \
+        + np.array([[4, 4, 4], [0, 0, 0]])
     np.testing.assert_allclose(gv, want)
 
 

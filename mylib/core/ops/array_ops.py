@@ -836,11 +836,20 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     return MirrorPad(x, paddings=p, mode=mode, name=name)
 
 
-BroadcastTo = OpDef("BroadcastTo", kernel=lambda x, *, shape: jnp.broadcast_to(x, shape))
+def _broadcast_to_kernel(x, *dyn, shape=None):
+    if dyn:  # a shape tensor, static when the step is traced (`[shape(x)[0], 8]`)
+        shape = _static_ints(dyn[0], "BroadcastTo's shape")
+    return jnp.broadcast_to(x, shape)
+
+
+BroadcastTo = OpDef("BroadcastTo", kernel=_broadcast_to_kernel)
 
 
 @BroadcastTo.shape_fn
-def _broadcast_to_shape(x, *, shape):
+def _broadcast_to_shape(x, *dyn, shape=None):
+    if dyn:
+        n = dyn[0].shape[0] if dyn[0].shape.rank == 1 else None
+        return TensorSpec(TensorShape(None) if n is None else [None] * n, x.dtype)
     try:
         out = broadcast_shapes(x.shape, TensorShape(shape))
     except ValueError:
@@ -853,12 +862,21 @@ def _broadcast_to_shape(x, *, shape):
 
 @RegisterGradient("BroadcastTo")
 def _broadcast_to_grad(op, grad):
-    return [grad]  # gradients() sums it back to the input's shape
+    # gradients() sums it back to the input's shape
+    return [grad] + [None] * (len(op.inputs) - 1)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
-    """Broadcasts `input` to the static `shape` (numpy rules)."""
-    return BroadcastTo(convert_to_tensor(input), shape=_int_tuple(shape, "shape"), name=name)
+    """Broadcasts `input` to `shape` (numpy rules). `shape` may hold tensors known when
+    the step is compiled (``[shape(x)[0], 8]``)."""
+    x = convert_to_tensor(input)
+    if isinstance(shape, (list, tuple)) and any(hasattr(d, "op") for d in shape):
+        shape = convert_to_tensor(shape)  # auto-packs; constant when every part is
+    if hasattr(shape, "op") and constant_value(shape) is None:
+        out = BroadcastTo(x, shape, name=name)
+        out._shape = constant_value_as_shape(shape).merge_with(out.shape)
+        return out
+    return BroadcastTo(x, shape=_int_tuple(shape, "shape"), name=name)
 
 
 # ---------------------------------------------------------------- Size, Rank
