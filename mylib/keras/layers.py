@@ -28,11 +28,6 @@ _HINTS = {
     "TorchModuleWrapper": "wrap Flax modules with keras.layers.FlaxLayer instead.",
     "JaxLayer": "use keras.layers.FlaxLayer, or keras.layers.Lambda over keras.ops.",
 }
-_AUGMENT = ("RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
-            "RandomContrast", "RandomCrop", "RandomBrightness", "Resizing", "CenterCrop")
-for _n in _AUGMENT:
-    _HINTS[_n] = ("augment the data in the input pipeline (numpy / mylib.data), or write "
-                  "a custom keras.layers.Layer with keras.ops and keras.random.")
 
 
 def __getattr__(name):

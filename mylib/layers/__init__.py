@@ -29,6 +29,10 @@ from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401
 from mylib.layers.interop import FlaxLayer, Lambda  # noqa: F401
 from mylib.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
 from mylib.layers.preprocessing import CategoryEncoding, Normalization, Rescaling  # noqa: F401
+from mylib.layers.image_augmentation import (CenterCrop, RandomBrightness,  # noqa: F401
+                                             RandomContrast, RandomCrop, RandomFlip,
+                                             RandomRotation, RandomTranslation, RandomZoom,
+                                             Resizing)
 from mylib.layers.lookup import Hashing, IntegerLookup, StringLookup  # noqa: F401
 from mylib.layers.text_vectorization import TextVectorization  # noqa: F401
 from mylib.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401

@@ -3,7 +3,8 @@ contrast adjustments, dtype conversion, standardization.
 
 Images are `[height, width, channels]` or batches `[batch, height, width, channels]`
 (NHWC). Everything is built from existing graph ops (resizing is the `ResizeImages`
-op of `nn_ops`); the one primitive here is `DynamicSlice`, for crops at a random offset.
+op of `nn_ops`); the primitives here are `DynamicSlice`, for crops at a random offset, and
+`ImageProjectiveTransform` (`affine_transform`), for rotations, zooms and translations.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mylib import errors
 from mylib.core import dtypes as _dtypes
 from mylib.core.op_registry import OpDef, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, indexing_ops, math_ops, nn_ops, random_ops, reduction_ops
@@ -495,3 +497,210 @@ def random_contrast(image, lower, upper, seed=None):
                          f"upper={upper}")
     f = random_ops.random_uniform([], lower, upper, seed=seed)
     return adjust_contrast(image, f)
+
+
+# ---------------------------------------------------------------- affine transforms
+_TRANSFORM_ORDERS = {"nearest": 0, "bilinear": 1}
+_TRANSFORM_FILL_MODES = ("reflect", "wrap", "constant", "nearest")
+
+
+def _projective_kernel(images, transforms, *, interpolation, fill_mode, fill_value):
+    n, h, w, _ = images.shape
+    ct = images.dtype if jnp.issubdtype(images.dtype, jnp.floating) else jnp.float32
+    t = jnp.broadcast_to(transforms.astype(ct), (n, 8))
+    y, x = jnp.meshgrid(jnp.arange(h, dtype=ct), jnp.arange(w, dtype=ct), indexing="ij")
+
+    def coords(row):  # output pixel (x, y) reads input (x', y'), TensorFlow's convention
+        a0, a1, a2, b0, b1, b2, c0, c1 = (row[i] for i in range(8))
+        k = c0 * x + c1 * y + 1
+        return (b0 * x + b1 * y + b2) / k, (a0 * x + a1 * y + a2) / k
+
+    def one_channel(img, yy, xx):
+        return jax.scipy.ndimage.map_coordinates(
+            img, [yy, xx], order=_TRANSFORM_ORDERS[interpolation], mode=fill_mode,
+            cval=fill_value)
+
+    def one_image(img, row):
+        yy, xx = coords(row)
+        return jax.vmap(one_channel, in_axes=(2, None, None), out_axes=2)(img, yy, xx)
+
+    return jax.vmap(one_image)(images, t).astype(images.dtype)
+
+
+ImageProjectiveTransform = OpDef("ImageProjectiveTransform", kernel=_projective_kernel)
+# No registered gradient: the generic VJP op differentiates the kernel (with respect to
+# the images and the transforms).
+
+
+@ImageProjectiveTransform.shape_fn
+def _projective_shape(images, transforms, **_):
+    if images.shape.rank not in (None, 4):
+        raise errors.InvalidArgumentError(
+            f"images must be 4-D [batch, height, width, channels], got {images.shape}")
+    if transforms.shape.rank not in (None, 2) or (
+            transforms.shape.rank == 2 and transforms.shape.as_list()[1] not in (None, 8)):
+        raise errors.InvalidArgumentError(
+            f"transforms must be [batch, 8] or [1, 8], got {transforms.shape}")
+    return TensorSpec(images.shape, images.dtype)
+
+
+def affine_transform(images, transforms, interpolation="bilinear", fill_mode="constant",
+                     fill_value=0.0, name=None):
+    """Applies a projective transform to each image (TensorFlow's
+    `ImageProjectiveTransformV3` with the output size of the input; Keras 3's
+    `keras.ops.image.affine_transform`).
+
+    Each row ``[a0, a1, a2, b0, b1, b2, c0, c1]`` maps an *output* pixel ``(x, y)`` to
+    the *input* point ``((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k)``, ``k = c0 x +
+    c1 y + 1``, which is sampled with `interpolation`; points outside the image are
+    filled by `fill_mode`: "reflect" (``d c b a | a b c d | d c b a``), "wrap"
+    (``a b c d | a b c d``), "constant" (`fill_value`), "nearest" (``a a a a | a b c
+    d | d d d d``) (the modes of `jax.scipy.ndimage.map_coordinates`).
+
+    Args:
+      images: `Tensor` [batch, height, width, channels] or [height, width, channels].
+      transforms: float `Tensor` [batch, 8], [1, 8] (one for all) or [8].
+      interpolation: "bilinear" or "nearest".
+      fill_mode: "reflect", "wrap", "constant" or "nearest".
+      fill_value: float, for ``fill_mode="constant"``.
+      name: optional op name.
+    Returns:
+      `Tensor` of `images`' shape and dtype.
+    Raises:
+      ValueError: an unknown `interpolation` or `fill_mode`.
+    """
+    if interpolation not in _TRANSFORM_ORDERS:
+        raise ValueError("Invalid value for argument `interpolation`. Expected one of "
+                         f"{tuple(_TRANSFORM_ORDERS)}. Received: interpolation={interpolation!r}")
+    if fill_mode not in _TRANSFORM_FILL_MODES:
+        raise ValueError("Invalid value for argument `fill_mode`. Expected one of "
+                         f"{_TRANSFORM_FILL_MODES}. Received: fill_mode={fill_mode!r}")
+    x, was_3d = _image(images, "affine_transform")
+    t = convert_to_tensor(transforms)
+    if not t.dtype.is_floating:
+        t = cast(t, _dtypes.float32)
+    if t.shape.rank == 1:
+        t = array_ops.expand_dims(t, 0)
+    y = ImageProjectiveTransform(x, t, interpolation=interpolation, fill_mode=fill_mode,
+                                 fill_value=float(fill_value))
+    return _unbatch(y, was_3d, name)
+
+
+# ---------------------------------------------------------------- Keras's resizes and crops
+def _aspect_box(h, w, height, width):
+    """The largest centred window of the output's aspect ratio (Keras's `smart_resize`):
+    `(top, left, crop_height, crop_width)`."""
+    ch = max(min(h, int(float(w * height) / width)), 1)
+    cw = max(min(w, int(float(h * width) / height)), 1)
+    return int(float(h - ch) / 2), int(float(w - cw) / 2), ch, cw
+
+
+def _resize_to(x, size, method):
+    if tuple(x.shape[1:3]) == tuple(size):
+        return x
+    return jax.image.resize(x, (x.shape[0], *size, x.shape[3]), method=method,
+                            antialias=False)
+
+
+def _aspect_resize_kernel(x, *, size, method, aspect, fill_value):
+    # Shapes are concrete here, so the crop box is computed even where the graph
+    # holds an unknown height or width.
+    h, w = x.shape[1:3]
+    height, width = size
+    if aspect == "center" and h >= height and w >= width:
+        top, left = (h - height) // 2, (w - width) // 2
+        return x[:, top:top + height, left:left + width, :]
+    if aspect in ("crop", "center"):
+        top, left, ch, cw = _aspect_box(h, w, height, width)
+        x = x[:, top:top + ch, left:left + cw, :]
+    elif aspect == "pad":
+        top = int(float(max(h, int(float(w * height) / width)) - h) / 2)
+        left = int(float(max(w, int(float(h * width) / height)) - w) / 2)
+        if top > 0:  # one side only, the same on each end (as Keras)
+            x = jnp.pad(x, [(0, 0), (top, top), (0, 0), (0, 0)], constant_values=fill_value)
+        elif left > 0:
+            x = jnp.pad(x, [(0, 0), (0, 0), (left, left), (0, 0)], constant_values=fill_value)
+    return jax.image.resize(x, (x.shape[0], height, width, x.shape[3]), method=method,
+                            antialias=False)
+
+
+ResizeWithAspect = OpDef("ResizeWithAspect", kernel=_aspect_resize_kernel)
+
+
+@ResizeWithAspect.shape_fn
+def _aspect_resize_shape(x, *, size, **_):
+    if x.shape.rank not in (None, 4):
+        raise errors.InvalidArgumentError(
+            f"images must be 4-D [batch, height, width, channels], got {x.shape}")
+    n, c = (None, None) if x.shape.rank is None else (x.shape.as_list()[0],
+                                                        x.shape.as_list()[3])
+    return TensorSpec([n, *size, c], x.dtype)
+
+
+def resize_with_aspect(images, size, method="bilinear", aspect="stretch", fill_value=0.0,
+                       name=None):
+    """Resizes float images to `size` = (height, width) as Keras 3's `Resizing` /
+    `smart_resize` / `CenterCrop` do (`jax.image.resize`, half-pixel centres, no
+    antialiasing).
+
+    Args:
+      images: float `Tensor` [batch, h, w, c] or [h, w, c]; h and w may be unknown in
+        the graph.
+      size: two Python ints.
+      method: "bilinear", "nearest", "bicubic", "lanczos3", "lanczos5".
+      aspect: "stretch" (plain resize), "crop" (first crop the largest centred window of
+        the output's aspect ratio), "pad" (first pad the short side evenly with
+        `fill_value` to that ratio), "center" (the centred `size` window when the image
+        is at least that large, else "crop").
+      fill_value: float, for "pad".
+      name: optional op name.
+    Returns:
+      `Tensor` [batch, height, width, c] (or unbatched) of `images`' dtype.
+    """
+    if aspect not in ("stretch", "crop", "pad", "center"):
+        raise ValueError(f"resize_with_aspect: unknown aspect {aspect!r}; use 'stretch', "
+                         "'crop', 'pad' or 'center'")
+    x, was_3d = _image(images, "resize_with_aspect")
+    y = ResizeWithAspect(x, size=tuple(int(v) for v in size), method=str(method),
+                         aspect=aspect, fill_value=float(fill_value))
+    return _unbatch(y, was_3d, name)
+
+
+def _crop_at_kernel(x, fractions, *, size):
+    h, w = x.shape[1:3]
+    height, width = size
+    if h > height and w > width:
+        start = jnp.floor(fractions * jnp.asarray([h - height + 1, w - width + 1],
+                                                  fractions.dtype)).astype(jnp.int32)
+        start = jnp.clip(start, 0, jnp.asarray([h - height, w - width]))
+        return jax.lax.dynamic_slice(x, (0, start[0], start[1], 0),
+                                     (x.shape[0], height, width, x.shape[3]))
+    # Keras 3's fallback: the window at the aspect-ratio crop's corner, resized.
+    top, left, _, _ = _aspect_box(h, w, height, width)
+    return _resize_to(x[:, top:top + height, left:left + width, :], size, "bilinear")
+
+
+CropAtFraction = OpDef("CropAtFraction", kernel=_crop_at_kernel)
+
+
+@CropAtFraction.shape_fn
+def _crop_at_shape(x, fractions, *, size):
+    return _aspect_resize_shape(x, size=size)
+
+
+def crop_at_fraction(images, fractions, size, name=None):
+    """The `size` = (height, width) window of each image whose top-left corner is at
+    ``floor(fractions * (image_size - size + 1))`` (Keras 3's `RandomCrop` in training,
+    given its uniform draws); an image not larger than `size` on both sides gets Keras's
+    fallback (the window at the aspect-ratio crop's corner, resized bilinearly).
+
+    Args:
+      images: float `Tensor` [batch, h, w, c] or [h, w, c]; h, w may be unknown.
+      fractions: float `Tensor` [2] in [0, 1): (row, column); one window for the batch.
+      size: two Python ints.
+    Returns:
+      `Tensor` [batch, height, width, c] (or unbatched).
+    """
+    x, was_3d = _image(images, "crop_at_fraction")
+    y = CropAtFraction(x, convert_to_tensor(fractions), size=tuple(int(v) for v in size))
+    return _unbatch(y, was_3d, name)
