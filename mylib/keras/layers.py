@@ -22,7 +22,6 @@ _HINTS = {
     "StackedRNNCells": "stack keras.layers.LSTM / GRU layers with return_sequences=True.",
     "ConvLSTM2D": "build it from keras.layers.Conv2D inside a custom layer with "
                   "keras.ops.scan.",
-    "Conv3D": "use keras.ops.conv (N-D) inside a custom keras.layers.Layer.",
     "TFSMLayer": "TensorFlow SavedModels are not read; save and load models with "
                  "keras.saving.save_model / load_model.",
     "TorchModuleWrapper": "wrap Flax modules with keras.layers.FlaxLayer instead.",

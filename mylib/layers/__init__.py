@@ -7,17 +7,23 @@ from mylib.layers.core import (Activation, Dense, Dropout, Flatten, Masking,  # 
                                Reshape)
 from mylib.layers import constraints  # noqa: F401,E402
 from mylib.layers.convolutional import (  # noqa: F401,E402
-    Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, DepthwiseConv2D)
+    Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D,
+    Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
+    Convolution3DTranspose, DepthwiseConv2D)
 from mylib.layers.normalization import (  # noqa: F401,E402
     BatchNormalization, GroupNormalization, LayerNormalization)
 from mylib.layers.pooling import (  # noqa: F401,E402
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
-    GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
+    GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D,
+    AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D,
+    GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
 from mylib.layers.regularization import (  # noqa: F401,E402
-    ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D)
+    ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D,
+    SpatialDropout3D)
 from mylib.layers.reshaping import (  # noqa: F401,E402
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from mylib.layers.reshaping_3d import UpSampling3D  # noqa: F401,E402
 from mylib.layers.embedding import Embedding  # noqa: F401
 from mylib.layers.einsum_dense import EinsumDense  # noqa: F401
 from mylib.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401

@@ -1,15 +1,16 @@
-"""Convolution layers: `Conv1D`, `Conv2D`, `DepthwiseConv2D`, `Conv2DTranspose`.
+"""Convolution layers: `Conv1D`, `Conv2D`, `Conv3D`, `DepthwiseConv2D`,
+`Conv1DTranspose`, `Conv2DTranspose`, `Conv3DTranspose`.
 
 Keras 3's names, arguments and weight layouts: a `Conv2D` kernel is
 ``[kh, kw, in_channels / groups, filters]``, a `DepthwiseConv2D` kernel
 ``[kh, kw, in_channels, depth_multiplier]``, a `Conv2DTranspose` kernel
-``[kh, kw, filters, in_channels]``. Inputs are channels-last by default;
+``[kh, kw, filters, in_channels]`` (and so on for 1 and 3 spatial axes). Inputs are channels-last by default;
 ``data_format="channels_first"`` inputs are transposed to channels-last around the op.
 """
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, math_ops, nn_ops
+from mylib.core.ops import array_ops, math_ops, nn_3d_ops, nn_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 
@@ -87,10 +88,10 @@ def deconv_output_length(length, kernel, padding, output_padding, stride, dilati
 
 # ---------------------------------------------------------------- base
 class BaseConv(Layer):
-    """N-D convolution (N = 1 or 2): ``activation(conv(inputs, kernel) + bias)``.
+    """N-D convolution (N = 1, 2 or 3): ``activation(conv(inputs, kernel) + bias)``.
 
     Args:
-      rank: 1 or 2 spatial dimensions.
+      rank: 1, 2 or 3 spatial dimensions.
       filters: number of output channels.
       kernel_size, strides, dilation_rate: int or `rank` ints.
       padding: "valid" or "same" ("causal" too for Conv1D).
@@ -175,6 +176,10 @@ class BaseConv(Layer):
                 pad = [(self.kernel_size[0] - 1) * self.dilation_rate[0], 0]
             return nn_ops.conv1d(x, self.kernel, stride=self.strides[0], padding=pad,
                                  dilations=self.dilation_rate[0], groups=self.groups)
+        if self.rank == 3:
+            return nn_3d_ops.conv3d(x, self.kernel, strides=self.strides,
+                                    padding=self.padding.upper(),
+                                    dilations=self.dilation_rate, groups=self.groups)
         return nn_ops.conv2d(x, self.kernel, strides=self.strides, padding=self.padding.upper(),
                              dilations=self.dilation_rate, groups=self.groups)
 
@@ -249,6 +254,21 @@ class Conv2D(BaseConv):
                          activation=activation, use_bias=use_bias, **kwargs)
 
 
+class Conv3D(BaseConv):
+    """3-D convolution over ``[batch, depth, height, width, channels]`` volumes.
+
+    Output shape ``[batch, new_d, new_h, new_w, filters]`` (sizes as `Conv2D`); the
+    kernel is ``[kd, kh, kw, in_channels / groups, filters]``.
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 data_format=None, dilation_rate=(1, 1, 1), groups=1, activation=None,
+                 use_bias=True, **kwargs):
+        super().__init__(3, filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, dilation_rate=dilation_rate, groups=groups,
+                         activation=activation, use_bias=use_bias, **kwargs)
+
+
 class DepthwiseConv2D(BaseConv):
     """Depthwise 2-D convolution: each input channel is convolved with its own
     `depth_multiplier` filters; output channels ``in_channels * depth_multiplier``
@@ -310,28 +330,28 @@ class DepthwiseConv2D(BaseConv):
         return cfg
 
 
-class Conv2DTranspose(BaseConv):
-    """Transposed 2-D convolution ("deconvolution"): the gradient of a `Conv2D` with
-    respect to its input, used to upsample.
+class BaseConvTranspose(BaseConv):
+    """Transposed N-D convolution (N = 1, 2 or 3; "deconvolution"): the gradient of a
+    convolution with respect to its input, used to upsample.
 
     Output size per spatial axis: "same": ``size * stride``; "valid":
     ``size * stride + max(k_eff - stride, 0)``; with `output_padding` p:
     ``(size - 1) * stride + k_eff - 2 * pad + p`` (pad = k_eff // 2 for "same").
-    The kernel is ``[kh, kw, filters, in_channels]``.
+    The kernel is ``[*kernel_size, filters, in_channels]``.
 
     Args:
-      output_padding: None, an int or 2 ints, each smaller than the stride.
-      (others as `Conv2D`; `groups` is not supported).
+      output_padding: None, an int or `rank` ints, each smaller than the stride.
+      (others as `BaseConv`; `groups` is not supported).
     """
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
+    def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=1, activation=None,
                  use_bias=True, **kwargs):
-        super().__init__(2, filters, kernel_size, strides=strides, padding=padding,
+        super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, dilation_rate=dilation_rate,
                          activation=activation, use_bias=use_bias, **kwargs)
         self.output_padding = None if output_padding is None else normalize_tuple(
-            output_padding, 2, "output_padding", allow_zero=True)
+            output_padding, rank, "output_padding", allow_zero=True)
         if self.output_padding is not None:
             for p, s in zip(self.output_padding, self.strides):
                 if p >= s:
@@ -343,17 +363,19 @@ class Conv2DTranspose(BaseConv):
         return self.kernel_size + (self.filters, in_channels)
 
     def _spatial_out(self, spatial):
-        ops_ = self.output_padding or (None, None)
+        ops_ = self.output_padding or (None,) * self.rank
         return tuple(deconv_output_length(d, k, self.padding, p, s, r) for d, k, p, s, r in
                      zip(spatial, self.kernel_size, ops_, self.strides, self.dilation_rate))
 
     def _convolve(self, x):
         out_shape = None
         if self.output_padding is not None:
-            out_shape = (None,) + self._spatial_out(x.shape.as_list()[1:3]) + (self.filters,)
-        return nn_ops.conv2d_transpose(x, self.kernel, output_shape=out_shape,
-                                       strides=self.strides, padding=self.padding.upper(),
-                                       dilations=self.dilation_rate)
+            spatial = x.shape.as_list()[1:1 + self.rank]
+            out_shape = (None,) + self._spatial_out(spatial) + (self.filters,)
+        fn = {1: nn_3d_ops.conv1d_transpose, 2: nn_ops.conv2d_transpose,
+              3: nn_3d_ops.conv3d_transpose}[self.rank]
+        return fn(x, self.kernel, output_shape=out_shape, strides=self.strides,
+                  padding=self.padding.upper(), dilations=self.dilation_rate)
 
     def get_config(self):
         cfg = super().get_config()
@@ -362,4 +384,47 @@ class Conv2DTranspose(BaseConv):
         return cfg
 
 
-Convolution1D, Convolution2D = Conv1D, Conv2D
+class Conv1DTranspose(BaseConvTranspose):
+    """Transposed 1-D convolution of ``[batch, steps, channels]``; the kernel is
+    ``[k, filters, in_channels]``; output ``[batch, new_steps, filters]`` (sizes as
+    `BaseConvTranspose`)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True, **kwargs):
+        super().__init__(1, filters, kernel_size, strides=strides, padding=padding,
+                         output_padding=output_padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, **kwargs)
+
+
+class Conv2DTranspose(BaseConvTranspose):
+    """Transposed 2-D convolution of ``[batch, h, w, channels]``; the kernel is
+    ``[kh, kw, filters, in_channels]``; output ``[batch, new_h, new_w, filters]`` (sizes
+    as `BaseConvTranspose`)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
+                 use_bias=True, **kwargs):
+        super().__init__(2, filters, kernel_size, strides=strides, padding=padding,
+                         output_padding=output_padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, **kwargs)
+
+
+class Conv3DTranspose(BaseConvTranspose):
+    """Transposed 3-D convolution of ``[batch, d, h, w, channels]``; the kernel is
+    ``[kd, kh, kw, filters, in_channels]``; output ``[batch, new_d, new_h, new_w,
+    filters]`` (sizes as `BaseConvTranspose`)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1, 1),
+                 activation=None, use_bias=True, **kwargs):
+        super().__init__(3, filters, kernel_size, strides=strides, padding=padding,
+                         output_padding=output_padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, **kwargs)
+
+
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
+Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose

@@ -1,9 +1,10 @@
-"""Pooling layers: `MaxPooling1D/2D`, `AveragePooling1D/2D`,
-`GlobalAveragePooling1D/2D`, `GlobalMaxPooling1D/2D` (Keras 3's arguments)."""
+"""Pooling layers: `MaxPooling1D/2D/3D`, `AveragePooling1D/2D/3D`,
+`GlobalAveragePooling1D/2D/3D`, `GlobalMaxPooling1D/2D/3D` (Keras 3's arguments)."""
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, constant_ops, math_ops, nn_ops, reduction_ops
+from mylib.core.ops import array_ops, constant_ops, math_ops, nn_3d_ops, nn_ops, \
+    reduction_ops
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.convolutional import conv_output_length, normalize_data_format, \
     normalize_padding, normalize_tuple, to_channels_first, to_channels_last
@@ -38,6 +39,9 @@ class BasePooling(Layer):
         if self._rank == 1:
             fn = nn_ops.max_pool1d if self._mode == "max" else nn_ops.avg_pool1d
             y = fn(x, self.pool_size[0], self.strides[0], pad)
+        elif self._rank == 3:
+            fn = nn_3d_ops.max_pool3d if self._mode == "max" else nn_3d_ops.avg_pool3d
+            y = fn(x, self.pool_size, self.strides, pad)
         else:
             fn = nn_ops.max_pool if self._mode == "max" else nn_ops.avg_pool
             y = fn(x, self.pool_size, self.strides, pad)
@@ -78,6 +82,23 @@ class MaxPooling2D(BasePooling):
 
 class AveragePooling2D(MaxPooling2D):
     """Mean over windows of a ``[batch, height, width, channels]`` input."""
+    _mode = "avg"
+
+
+class MaxPooling3D(BasePooling):
+    """Max over windows of a ``[batch, depth, height, width, channels]`` input; output
+    ``[batch, new_d, new_h, new_w, channels]``."""
+
+    _rank = 3
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling3D(MaxPooling3D):
+    """Mean over windows of a ``[batch, depth, height, width, channels]`` input ("same"
+    windows average their real elements only)."""
     _mode = "avg"
 
 
@@ -160,7 +181,18 @@ class GlobalMaxPooling2D(BaseGlobalPooling):
     _rank, _mode = 2, "max"
 
 
-MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
-AvgPool1D, AvgPool2D = AveragePooling1D, AveragePooling2D
+class GlobalAveragePooling3D(BaseGlobalPooling):
+    """Mean over depth, height and width of ``[batch, d, h, w, channels]``."""
+    _rank, _mode = 3, "avg"
+
+
+class GlobalMaxPooling3D(BaseGlobalPooling):
+    """Max over depth, height and width of ``[batch, d, h, w, channels]``."""
+    _rank, _mode = 3, "max"
+
+
+MaxPool1D, MaxPool2D, MaxPool3D = MaxPooling1D, MaxPooling2D, MaxPooling3D
+AvgPool1D, AvgPool2D, AvgPool3D = AveragePooling1D, AveragePooling2D, AveragePooling3D
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D

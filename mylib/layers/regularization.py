@@ -1,4 +1,4 @@
-"""Regularization layers: `SpatialDropout1D/2D`, `GaussianNoise`, `GaussianDropout`,
+"""Regularization layers: `SpatialDropout1D/2D/3D`, `GaussianNoise`, `GaussianDropout`,
 `ActivityRegularization` (`Dropout` itself lives in `core.py`).
 
 Like `Dropout`, the noise layers act only when called with ``training=True`` (as `fit`
@@ -39,6 +39,13 @@ class SpatialDropout2D(SpatialDropout1D):
     sample and channel)."""
 
     _rank = 2
+
+
+class SpatialDropout3D(SpatialDropout1D):
+    """Drops whole 3-D feature maps of a ``[batch, d, h, w, channels]`` input (one draw
+    per sample and channel)."""
+
+    _rank = 3
 
 
 class GaussianNoise(Layer):
