@@ -11,7 +11,7 @@ from mylib.layers.convolutional import (  # noqa: F401,E402
     Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
     Convolution3DTranspose, DepthwiseConv2D)
 from mylib.layers.normalization import (  # noqa: F401,E402
-    BatchNormalization, GroupNormalization, LayerNormalization)
+    BatchNormalization, GroupNormalization, LayerNormalization, RMSNormalization)
 from mylib.layers.pooling import (  # noqa: F401,E402
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
@@ -19,8 +19,8 @@ from mylib.layers.pooling import (  # noqa: F401,E402
     AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D,
     GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
 from mylib.layers.regularization import (  # noqa: F401,E402
-    ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D,
-    SpatialDropout3D)
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D, SpatialDropout3D)
 from mylib.layers.reshaping import (  # noqa: F401,E402
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from mylib.layers.reshaping_3d import UpSampling3D  # noqa: F401,E402

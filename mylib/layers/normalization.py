@@ -303,3 +303,49 @@ class GroupNormalization(_AffineNorm):
 
     def get_config(self):
         return {**super().get_config(), "groups": self.groups}
+
+
+class RMSNormalization(Layer):
+    """Root-mean-square normalization (Zhang & Sennrich, 2019), as Keras 3:
+    ``x * rsqrt(mean(x**2 over axis) + epsilon) * scale``, with no centering and no
+    offset; `scale` (initialized to ones) has the sizes of the normalized axes.
+
+    Args:
+      axis: int or list of ints (default -1): the axes normalized over.
+      epsilon: added to the mean square (default 1e-6).
+
+    Output: the input's shape and dtype; float16 and bfloat16 inputs are normalized in
+    float32.
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
+        self.epsilon = float(epsilon)
+
+    def build(self, input_shape):
+        axes = _axes(self.axis, len(input_shape), self.name)
+        for a in axes:
+            if input_shape[a] is None:
+                raise ValueError(f'Layer "{self.name}": axis {a} of the input must be known. '
+                                 f"Received: input_shape={tuple(input_shape)}")
+        self._axes = axes
+        self._bshape = [input_shape[i] if i in axes else 1 for i in range(len(input_shape))]
+        self.scale = self.add_weight("scale", [input_shape[a] for a in axes], "ones")
+
+    def call(self, inputs):
+        x = inputs
+        if x.dtype.base_dtype in (dtypes.float16, dtypes.bfloat16):
+            x = math_ops.cast(x, dtypes.float32)
+        ms = reduction_ops.reduce_mean(math_ops.square(x), self._axes, keepdims=True)
+        scale = _param(self.scale, self._bshape)
+        if scale.dtype != x.dtype:
+            scale = math_ops.cast(scale, x.dtype)
+        out = x * math_ops.rsqrt(ms + self.epsilon) * scale
+        return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon}

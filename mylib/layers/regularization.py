@@ -1,5 +1,5 @@
 """Regularization layers: `SpatialDropout1D/2D/3D`, `GaussianNoise`, `GaussianDropout`,
-`ActivityRegularization` (`Dropout` itself lives in `core.py`).
+`AlphaDropout`, `ActivityRegularization` (`Dropout` itself lives in `core.py`).
 
 Like `Dropout`, the noise layers act only when called with ``training=True`` (as `fit`
 builds its step); inference graphs hold no random ops.
@@ -7,11 +7,11 @@ builds its step); inference graphs hold no random ops.
 
 from __future__ import annotations
 
-from mylib.core.ops import array_ops, random_ops
+from mylib.core.ops import array_ops, math_ops, random_ops
 from mylib.layers import regularizers
 from mylib.layers.base import InputSpec, Layer
 from mylib.layers.convolutional import normalize_data_format
-from mylib.layers.core import Dropout
+from mylib.layers.core import Dropout, _dynamic_shape
 
 
 class SpatialDropout1D(Dropout):
@@ -101,6 +101,53 @@ class GaussianDropout(Layer):
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+class AlphaDropout(Layer):
+    """Dropout that keeps a SELU network self-normalizing (Klambauer et al., 2017), as
+    Keras 3: in training each unit is kept with probability ``1 - rate`` or set to
+    ``alpha' = -1.6733 * 1.0507``, then ``a * x + b`` restores the input's mean and
+    variance (for zero-mean, unit-variance inputs); the identity at inference.
+
+    Args:
+      rate: drop probability, in [0, 1).
+      noise_shape: shape of the keep mask, broadcast against the input (`None` entries
+        take the input's size).
+      seed: op-level seed.
+
+    Output: the input's shape and dtype.
+    """
+
+    supports_masking = True  # masks pass through, as in Keras
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate < 1:
+            raise ValueError("Invalid value received for argument `rate`. Expected a float "
+                             f"value between 0 and 1. Received: rate={rate}")
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        shape = inputs.shape.as_list()
+        dims = shape if self.noise_shape is None else [
+            s if n is None else n for n, s in zip(self.noise_shape, shape)]
+        u = random_ops.random_uniform(_dynamic_shape(inputs, dims), dtype=inputs.dtype,
+                                      seed=self.seed)
+        kept = math_ops.cast(u >= self.rate, inputs.dtype)
+        alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        x = inputs * kept + alpha_p * (1 - kept)
+        return a * x + b
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
+                "seed": self.seed}
 
 
 class ActivityRegularization(Layer):

@@ -87,6 +87,8 @@ SPECIFIC = {
     "EinsumDense": {"equation": "abc,cde->abde", "output_shape": (None, 2, 4),
                     "bias_axes": "de"},
     "SpatialDropout3D": {"rate": 0.2},
+    "AlphaDropout": {"rate": 0.2, "noise_shape": (None, 1)},
+    "RMSNormalization": {"axis": [1, 2], "epsilon": 1e-4},
     "Cropping1D": {"cropping": (2, 3)},
     "Cropping2D": {"cropping": ((1, 2), (0, 1))},
     "Dense": {"units": 3},

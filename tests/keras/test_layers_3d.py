@@ -1,5 +1,5 @@
 """Volumetric layers (Conv3D, Conv3DTranspose, 3-D pooling, UpSampling3D,
-SpatialDropout3D) and Conv1DTranspose against Keras 3 (JAX backend) on the same
+SpatialDropout3D), Conv1DTranspose, RMSNormalization and AlphaDropout against Keras 3 (JAX backend) on the same
 weights: one call, two epochs of SGD (losses and weights), model files; the tf.nn ops
 against Keras's ops, their gradients against jax.grad of Keras's ops."""
 
@@ -232,3 +232,67 @@ def test_nn_conv_transposes():
     y = ml.nn.conv1d_transpose(S, w1, output_shape=[3, 15, 2], strides=2, padding="VALID")
     np.testing.assert_allclose(_run(y)[0], np.asarray(
         kops.conv_transpose(S, w1, 2, "valid", output_padding=0)), 1e-4, 1e-5)
+
+
+# ---------------------------------------------------------------- RMSNormalization
+@pytest.mark.parametrize("kw", [dict(), dict(axis=-1, epsilon=1e-3), dict(axis=[1, 2])])
+def test_rms_normalization(kw):
+    x = (RS.randn(4, 3, 5) * 2 + 0.5).astype(np.float32)
+    _same_layer(*_pair("RMSNormalization", kw), x)
+
+
+def test_rms_normalization_inner_axis():
+    # Keras 3 broadcasts the scale [3] against the last axis and fails here; mylib
+    # reshapes it to [1, 3, 1]. Reference: the formula in numpy.
+    x = (RS.randn(4, 3, 5) * 2 + 0.5).astype(np.float32)
+    layer = L.RMSNormalization(axis=1)
+    layer(x)
+    scale = RS.randn(3).astype(np.float32)
+    layer.set_weights([scale])
+    want = x / np.sqrt((x ** 2).mean(1, keepdims=True) + 1e-6) * scale[:, None]
+    np.testing.assert_allclose(np.asarray(layer(x)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_rms_normalization_fit_save_and_half_precision(tmp_path):
+    x = RS.randn(8, 3, 5).astype(np.float32)
+    y = RS.randn(8, 2).astype(np.float32)
+    fit_like_keras(lambda: L.RMSNormalization(axis=[1, 2]),
+                   lambda: keras.layers.RMSNormalization(axis=[1, 2]), x, y,
+                   tmp_path=tmp_path)
+    out = np.asarray(L.RMSNormalization(dtype="float16")(x.astype(np.float16)))
+    assert out.dtype == np.float16
+    x16 = x.astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(out.astype(np.float32),
+                               x16 / np.sqrt((x16 ** 2).mean(-1, keepdims=True) + 1e-6),
+                               2e-3, 2e-3)
+
+
+# ---------------------------------------------------------------- AlphaDropout
+def test_alpha_dropout_statistics():
+    layer = L.AlphaDropout(0.2, seed=3)
+    x = RS.randn(400, 500).astype(np.float32)  # zero mean, unit variance
+    np.testing.assert_array_equal(np.asarray(layer(x)), x)  # inference: the identity
+    y = np.asarray(layer(x, training=True))
+    alpha_p = -1.6732632423543772 * 1.0507009873554805
+    a = ((1 - 0.2) * (1 + 0.2 * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * 0.2
+    dropped = np.isclose(y, a * alpha_p + b, atol=1e-6)
+    np.testing.assert_allclose(y[~dropped], a * x[~dropped] + b, rtol=1e-5, atol=1e-5)
+    n = x.size
+    assert abs(dropped.mean() - 0.2) < 5 * np.sqrt(0.16 / n)
+    # the point of alpha dropout: mean and variance are kept
+    assert abs(y.mean()) < 0.02 and abs(y.var() - 1) < 0.02
+    # noise_shape (None, 1): one draw per row, so a dropped row is constant
+    ns = np.asarray(L.AlphaDropout(0.5, noise_shape=(None, 1), seed=1)(x, training=True))
+    whole = np.isclose(ns, ns[:, :1], atol=1e-6).all(1)
+    assert 0.4 < whole.mean() < 0.6
+
+
+def test_alpha_dropout_config_and_keras_inference():
+    layer = L.AlphaDropout(0.3, noise_shape=(None, 1), seed=2)
+    cfg = layer.get_config()
+    assert L.AlphaDropout.from_config(cfg).get_config() == cfg
+    x = RS.randn(4, 6).astype(np.float32)
+    _same_layer(layer, keras.layers.AlphaDropout(0.3), x)  # inference on both sides
+    assert ml.keras.layers.AlphaDropout is L.AlphaDropout
+    assert ml.keras.layers.RMSNormalization is L.RMSNormalization
