@@ -50,3 +50,5 @@ from mylib.layers import tf1_functions  # noqa: F401,E402
 from mylib.layers.tf1_functions import (average_pooling1d, average_pooling2d,  # noqa: F401,E402
                                         batch_normalization, conv1d, conv2d, conv2d_transpose,
                                         dense, dropout, flatten, max_pooling1d, max_pooling2d)
+from mylib.layers.tf1_functions import (average_pooling3d, conv3d,  # noqa: F401,E402
+                                        max_pooling3d)

@@ -38,7 +38,7 @@ from mylib.layers.normalization import _param
 
 __all__ = ["dense", "conv1d", "conv2d", "conv2d_transpose", "max_pooling1d", "max_pooling2d",
            "average_pooling1d", "average_pooling2d", "dropout", "batch_normalization",
-           "flatten"]
+           "flatten", "conv3d", "max_pooling3d", "average_pooling3d"]
 
 
 class _TF1Layer:
@@ -152,6 +152,7 @@ def _conv_class(keras_cls, base):
 Conv1D = _conv_class(convolutional.Conv1D, "conv1d")
 Conv2D = _conv_class(convolutional.Conv2D, "conv2d")
 Conv2DTranspose = _conv_class(convolutional.Conv2DTranspose, "conv2d_transpose")
+Conv3D = _conv_class(convolutional.Conv3D, "conv3d")
 
 
 def _pool_class(keras_cls, base):
@@ -173,6 +174,8 @@ MaxPooling1D = _pool_class(pooling.MaxPooling1D, "max_pooling1d")
 MaxPooling2D = _pool_class(pooling.MaxPooling2D, "max_pooling2d")
 AveragePooling1D = _pool_class(pooling.AveragePooling1D, "average_pooling1d")
 AveragePooling2D = _pool_class(pooling.AveragePooling2D, "average_pooling2d")
+MaxPooling3D = _pool_class(pooling.MaxPooling3D, "max_pooling3d")
+AveragePooling3D = _pool_class(pooling.AveragePooling3D, "average_pooling3d")
 MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
 AveragePool1D, AveragePool2D = AveragePooling1D, AveragePooling2D
 
@@ -374,6 +377,32 @@ def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="
                       name=None):
     """TF1's `tf.layers.average_pooling1d` ([batch, T, C])."""
     return AveragePooling1D(pool_size, strides, padding, data_format, name=name)(inputs)
+
+
+def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+           data_format="channels_last", dilation_rate=(1, 1, 1), activation=None,
+           use_bias=True, kernel_initializer=None, bias_initializer=None,
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+           kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None):
+    """TF1's `tf.layers.conv3d`: inputs [batch, D, H, W, C] (channels_last) -> [batch, D',
+    H', W', filters]; kernel [kd, kh, kw, C, filters]."""
+    return _conv(Conv3D, inputs, filters, kernel_size, strides, padding, data_format,
+                 dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                 bias_constraint, trainable, name, reuse)
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                  name=None):
+    """TF1's `tf.layers.max_pooling3d` ([batch, D, H, W, C])."""
+    return MaxPooling3D(pool_size, strides, padding, data_format, name=name)(inputs)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid",
+                      data_format="channels_last", name=None):
+    """TF1's `tf.layers.average_pooling3d` ([batch, D, H, W, C])."""
+    return AveragePooling3D(pool_size, strides, padding, data_format, name=name)(inputs)
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):

@@ -296,3 +296,28 @@ def test_alpha_dropout_config_and_keras_inference():
     _same_layer(layer, keras.layers.AlphaDropout(0.3), x)  # inference on both sides
     assert ml.keras.layers.AlphaDropout is L.AlphaDropout
     assert ml.keras.layers.RMSNormalization is L.RMSNormalization
+
+
+# ---------------------------------------------------------------- tf.layers (TF1)
+def test_tf_layers_conv3d_and_pools():
+    g = ml.Graph()
+    with g.as_default():
+        x = ml.compat.v1.placeholder(ml.float32, [None, 5, 6, 7, 3])
+        c = ml.layers.conv3d(x, 4, (2, 3, 2), strides=(1, 2, 1), padding="same",
+                             activation="relu")
+        c2 = ml.layers.conv3d(x, 2, 2, name="second")
+        m = ml.layers.max_pooling3d(c, 2, 2)
+        a = ml.layers.average_pooling3d(c, (2, 3, 2), 1, padding="same")
+        names = [v.name for v in ml.compat.v1.global_variables()]
+        assert names == ["conv3d/kernel:0", "conv3d/bias:0", "second/kernel:0",
+                         "second/bias:0"]
+        with ml.Session(graph=g) as s:
+            s.run(ml.compat.v1.global_variables_initializer())
+            k, b = s.run(ml.compat.v1.global_variables()[:2])
+            cv, mv, av, c2v = s.run([c, m, a, c2], {x: V})
+    ref = np.maximum(np.asarray(kops.conv(V, k, (1, 2, 1), "same")) + b, 0)
+    np.testing.assert_allclose(cv, ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mv, np.asarray(kops.max_pool(ref, 2, 2)), rtol=1e-5)
+    np.testing.assert_allclose(av, np.asarray(kops.average_pool(ref, (2, 3, 2), 1, "same")),
+                               rtol=1e-5, atol=1e-6)
+    assert c2v.shape == (2, 4, 5, 6, 2)
