@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from mylib.core.ops import linalg_ops, math_ops
+import numpy as np
+
+from mylib.core.ops import array_ops, linalg_ops, math_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
 
@@ -75,6 +77,26 @@ def _analyze_einsum(equation, bias_axes, input_shape, output_shape):
     return kernel, bias, out
 
 
+def _axes_of(equation, kernel_rank):
+    """The kernel axes summed with the input (fan in) and those of the output (fan out)."""
+    in_spec, w_spec, out_spec = re.match(r"(.*),(.*)->(.*)", equation).groups()
+    out_axes = [i for i, d in enumerate(w_spec) if d in out_spec]
+    return [i for i in range(kernel_rank) if i not in out_axes], out_axes
+
+
+class _EinsumFans:
+    """A variance-scaling initializer whose fans are the products of the kernel's input
+    and output axes (Keras 3's `input_axes` / `output_axes`), not a conv's receptive
+    field: the kernel is drawn as ``[fan_in, fan_out]`` (its entries are independent)
+    and reshaped."""
+
+    def __init__(self, base, fans):
+        self.base, self.fans = base, fans
+
+    def __call__(self, shape, dtype=None):
+        return array_ops.reshape(self.base(list(self.fans), dtype=dtype), list(shape))
+
+
 class EinsumDense(Layer):
     """A dense layer computing ``activation(einsum(equation, inputs, kernel) + bias)``.
 
@@ -125,7 +147,12 @@ class EinsumDense(Layer):
             raise ValueError(f'Layer "{self.name}": the kernel shape {tuple(kshape)} has '
                              f"unknown sizes; give them in `output_shape` or the input "
                              f"shape. Received: input_shape={input_shape}")
-        self.kernel = self.add_weight("kernel", list(kshape), self.kernel_initializer,
+        init = self.kernel_initializer
+        if isinstance(init, initializers.VarianceScaling):
+            ins, outs = _axes_of(self.equation.replace("...", ""), len(kshape))
+            init = _EinsumFans(init, (int(np.prod([kshape[i] for i in ins])),
+                                      int(np.prod([kshape[i] for i in outs]))))
+        self.kernel = self.add_weight("kernel", list(kshape), init,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint)
         self.bias = (self.add_weight("bias", list(bshape), self.bias_initializer,

@@ -96,3 +96,17 @@ def test_bad_equations_say_why(eq, msg):
 def test_bad_bias_axis():
     with pytest.raises(ValueError, match="Bias dimension 'z'"):
         L.EinsumDense("ab,bc->ac", 4, bias_axes="z")(ml.keras.Input((5,)))
+
+
+@pytest.mark.parametrize("eq,out,shape,fans", [("abc,cde->abde", (3, 16, 64), (3, 256),
+                                                (256, 1024)),
+                                               ("abcd,cde->abe", (3, 32), (3, 16, 64),
+                                                (1024, 32))])
+def test_default_kernel_init_uses_einsum_fans(eq, out, shape, fans):
+    # Keras 3 gives VarianceScaling the kernel's input and output axes; the glorot
+    # standard deviation is sqrt(2 / (fan_in + fan_out)) with those fans.
+    layer = L.EinsumDense(eq, out)
+    layer(np.zeros((1,) + shape, np.float32))
+    k = layer.get_weights()[0]
+    want = np.sqrt(2.0 / sum(fans))
+    assert abs(k.std() - want) < 0.03 * want
