@@ -473,6 +473,9 @@ class Graph:
                 op.device = self._current_device(op)
             op._id = self._next_id
             self._next_id += 1
+            for types, ops in st.op_recorders:
+                if op_def.name in types:
+                    ops.append(op)
             if st.collectable:
                 op._collectable = True
                 key = op.attrs.get("shared_name") if op_def.name == "VarHandleOp" else None
@@ -487,6 +490,19 @@ class Graph:
                 c._control_outputs.append(held)
             self._version += 1
             return op
+
+    @contextlib.contextmanager
+    def _recording_ops(self, op_types):
+        """``with g._recording_ops(types) as ops:`` collects (strongly) the operations
+        of `op_types` this thread creates inside the block, including those nothing
+        else keeps alive (a collectable op whose result is dropped is freed at once)."""
+        st = self._state
+        rec = (frozenset(op_types), [])
+        st.op_recorders = st.op_recorders + (rec,)
+        try:
+            yield rec[1]
+        finally:
+            st.op_recorders = tuple(r for r in st.op_recorders if r is not rec)
 
     # --- lookup ---
     def get_operations(self):
@@ -622,9 +638,11 @@ class Graph:
 
 
 class _ConstructionState:
-    __slots__ = ("name_scope", "control_inputs", "device_stack", "colocate", "collectable")
+    __slots__ = ("name_scope", "control_inputs", "device_stack", "colocate", "collectable",
+                 "op_recorders")
 
     def __init__(self):
+        self.op_recorders = ()  # see Graph._recording_ops
         self.collectable = False
         self.name_scope = ""
         self.control_inputs = []

@@ -63,6 +63,9 @@ class CallEffects:
 
 
 _effects_stack = []
+# Op types of a variable assignment made in a layer's `call` (see
+# `Layer._register_call_assigns`).
+_ASSIGN_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 
 
 class collect_call_effects:  # noqa: N801 - used as a context manager
@@ -413,8 +416,10 @@ class Layer:
             if has_training and training is not None and kwargs.get("training") is None:
                 call_kwargs = {**call_kwargs, "training": training}
             with _policy.autocast_scope(self.compute_dtype if getattr(self, "autocast", True)
-                                        else None), training_context(training):
+                                        else None), training_context(training), \
+                    g._recording_ops(_ASSIGN_OPS) as assigns:
                 outputs = self.call(self._autocast_inputs(inputs), *args, **call_kwargs)
+            self._register_call_assigns(g, assigns)
             act_reg = getattr(self, "activity_regularizer", None)
             if act_reg is not None:
                 self._add_activity_loss(act_reg, outputs)
@@ -434,6 +439,20 @@ class Layer:
             if isinstance(t, Tensor):
                 t._keras_history = (node, i)
         return outputs
+
+    def _register_call_assigns(self, g, assigns):
+        """Registers the variable assignments `call` made (`assigns`: ``v.assign_add(...)``
+        in `call`) as updates, as if by `add_update`: Keras 3 applies a layer's state
+        changes at every step, and a graph step runs only the updates it knows of."""
+        if not assigns:
+            return
+        from mylib.core.graph import GraphKeys
+
+        known = {id(op) for op in g.get_collection(GraphKeys.UPDATE_OPS)}
+        for op in assigns:
+            if id(op) not in known:
+                self.add_update(op)
+                known.add(id(op))
 
     def _call_collectable(self, g):
         # The call's ops are collectable (freed with the layer and whatever uses them);
