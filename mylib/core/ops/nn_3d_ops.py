@@ -18,7 +18,8 @@ from mylib import errors
 from mylib.core.compat_args import deprecated_alias
 from mylib.core.op_registry import OpDef, convert_to_tensor
 from mylib.core.ops import array_ops
-from mylib.core.ops.nn_ops import _conv_padding, _hw, _transpose_pads, conv2d_transpose
+from mylib.core.ops.nn_ops import (_conv_padding, _hw, _transpose_pads, _window,
+                                    conv2d_transpose)
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d", "conv3d_transpose", "conv1d_transpose"]
 
@@ -90,9 +91,8 @@ def conv3d(input, filters=None, strides=1, padding="VALID", data_format="NDHWC",
 
 # ---------------------------------------------------------------- pooling
 def _window3d(ksize, strides, data_format):
-    if data_format == "NDHWC":
-        return (1, *ksize, 1), (1, *strides, 1)
-    return (1, 1, *ksize), (1, 1, *strides)
+    # nn_ops' 2-D rule: channels last or after the batch
+    return _window(ksize, strides, "NHWC" if data_format == "NDHWC" else "NCHW")
 
 
 def _max_pool3d_kernel(x, *, ksize, strides, padding, data_format):
