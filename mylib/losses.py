@@ -42,7 +42,9 @@ __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError
            "CosineSimilarity", "Hinge", "SquaredHinge", "CategoricalHinge",
            "BinaryFocalCrossentropy", "huber", "log_cosh", "logcosh", "kl_divergence", "kld",
            "poisson", "cosine_similarity", "hinge", "squared_hinge", "categorical_hinge",
-           "binary_focal_crossentropy"]
+           "binary_focal_crossentropy", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError", "mean_absolute_percentage_error",
+           "mean_squared_logarithmic_error", "mape", "msle", "MAPE", "MSLE"]
 
 
 # ------------------------------------------------------------ helpers
@@ -104,6 +106,23 @@ def mean_absolute_error(y_true, y_pred):
     """``mean(abs(y_true - y_pred), axis=-1)``; shapes as `mean_squared_error`."""
     y_true, y_pred = _prepare(y_true, y_pred)
     return reduction_ops.reduce_mean(math_ops.abs(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    """``100 * mean(|(y_true - y_pred) / max(|y_true|, 1e-7)|, axis=-1)`` (Keras's);
+    shapes as `mean_squared_error`."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    diff = math_ops.abs((y_true - y_pred) / math_ops.maximum(math_ops.abs(y_true), EPSILON))
+    return 100.0 * reduction_ops.reduce_mean(diff, axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """``mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))^2, axis=-1)``
+    (Keras's); shapes as `mean_squared_error`."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    a = math_ops.log(math_ops.maximum(y_pred, EPSILON) + 1.0)
+    b = math_ops.log(math_ops.maximum(y_true, EPSILON) + 1.0)
+    return reduction_ops.reduce_mean(math_ops.square(a - b), axis=-1)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
@@ -300,6 +319,8 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
 kld = KLD = kullback_leibler_divergence = kl_divergence
 logcosh = log_cosh
 
@@ -463,6 +484,28 @@ class MeanAbsoluteError(LossFunctionWrapper):
         return Loss.get_config(self)
 
 
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    """See `mean_absolute_percentage_error`."""
+
+    def __init__(self, reduction="sum_over_batch_size",
+                 name="mean_absolute_percentage_error"):
+        super().__init__(mean_absolute_percentage_error, reduction=reduction, name=name)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    """See `mean_squared_logarithmic_error`."""
+
+    def __init__(self, reduction="sum_over_batch_size",
+                 name="mean_squared_logarithmic_error"):
+        super().__init__(mean_squared_logarithmic_error, reduction=reduction, name=name)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
 class BinaryCrossentropy(LossFunctionWrapper):
     """See `binary_crossentropy`."""
 
@@ -573,15 +616,20 @@ _FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_error,
                                       sparse_categorical_crossentropy, huber, log_cosh,
                                       kl_divergence, poisson, cosine_similarity, hinge,
                                       squared_hinge, categorical_hinge,
-                                      binary_focal_crossentropy)}
+                                      binary_focal_crossentropy,
+                                      mean_absolute_percentage_error,
+                                      mean_squared_logarithmic_error)}
 _FUNCTIONS.update({"mse": mean_squared_error, "mae": mean_absolute_error, "kld": kl_divergence,
+                   "mape": mean_absolute_percentage_error,
+                   "msle": mean_squared_logarithmic_error,
                    "kullback_leibler_divergence": kl_divergence, "logcosh": log_cosh,
                    "huber_loss": huber})
 _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy,
                                     CategoricalCrossentropy, SparseCategoricalCrossentropy,
                                     Huber, LogCosh, KLDivergence, Poisson, CosineSimilarity,
                                     Hinge, SquaredHinge, CategoricalHinge,
-                                    BinaryFocalCrossentropy)}
+                                    BinaryFocalCrossentropy, MeanAbsolutePercentageError,
+                                    MeanSquaredLogarithmicError)}
 
 
 def serialize(loss):

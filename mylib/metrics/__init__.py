@@ -42,7 +42,9 @@ from mylib.metrics.f_score_metrics import F1Score, FBetaScore
 from mylib.metrics.iou_metrics import MeanIoU
 from mylib.metrics.regression_metrics import (
     MeanAbsoluteError,
+    MeanAbsolutePercentageError,
     MeanSquaredError,
+    MeanSquaredLogarithmicError,
     RootMeanSquaredError,
 )
 from mylib.metrics import streaming
@@ -55,7 +57,8 @@ __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "RootMeanSquaredError", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "Precision",
            "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score", "TruePositives",
-           "FalsePositives", "TrueNegatives", "FalseNegatives"]
+           "FalsePositives", "TrueNegatives", "FalseNegatives", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError"]
 
 # TensorFlow 1's streaming metrics (`tf.metrics.*`): `accuracy` becomes TF1's here;
 # Keras's per-sample function stays in `accuracy_metrics` and `get` maps one to the other.
@@ -70,6 +73,7 @@ __all__ += [n for n in streaming.__all__ if n not in __all__]
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                     SparseCategoricalAccuracy, MeanSquaredError,
                                     MeanAbsoluteError, RootMeanSquaredError,
+                                    MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
                                     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
                                     Precision, Recall, AUC, FBetaScore, F1Score, TruePositives,
                                     FalsePositives, TrueNegatives, FalseNegatives)}
@@ -78,6 +82,10 @@ _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccu
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
             "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
             "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+            "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+            "mape": MeanAbsolutePercentageError,
+            "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+            "msle": MeanSquaredLogarithmicError,
             "root_mean_squared_error": RootMeanSquaredError, "rmse": RootMeanSquaredError,
             "top_k_categorical_accuracy": TopKCategoricalAccuracy,
             "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,

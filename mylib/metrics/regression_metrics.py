@@ -22,6 +22,20 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_losses.mean_absolute_error, name=name, dtype=dtype)
 
 
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """Mean of `losses.mean_absolute_percentage_error` over the samples seen."""
+
+    def __init__(self, name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(_losses.mean_absolute_percentage_error, name=name, dtype=dtype)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """Mean of `losses.mean_squared_logarithmic_error` over the samples seen."""
+
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(_losses.mean_squared_logarithmic_error, name=name, dtype=dtype)
+
+
 class RootMeanSquaredError(Mean):
     """``sqrt(mean((y_pred - y_true)**2))`` over every element seen (weighted)."""
 
