@@ -504,6 +504,17 @@ class Graph:
         finally:
             st.op_recorders = tuple(r for r in st.op_recorders if r is not rec)
 
+    @contextlib.contextmanager
+    def _not_recording_ops(self):
+        """Ops created inside the block are hidden from `_recording_ops` (a variable's
+        initializer is not an assignment its creator's `call` makes)."""
+        st = self._state
+        saved, st.op_recorders = st.op_recorders, ()
+        try:
+            yield
+        finally:
+            st.op_recorders = saved
+
     # --- lookup ---
     def get_operations(self):
         """The live operations, in creation order."""

@@ -115,7 +115,7 @@ class Variable:
                     dtype=self._dtype.name, shape=vshape.as_tuple(),
                     shared_name=handle_name, trainable=bool(trainable), name=handle_name + "/")
             self._name = handle_name
-            with g.colocate_with(self._handle.op):
+            with g.colocate_with(self._handle.op), g._not_recording_ops():
                 self._initializer_op = state_ops.assign_variable_op(
                     self._handle, iv, name="Assign", validate_shape=validate_shape)
                 with g.name_scope("Read"):

@@ -42,3 +42,28 @@ def test_assignments_in_call_run_every_training_step():
     # inference leaves them alone
     mm.predict(x, verbose=0)
     assert mm.get_weights()[0] == 8.0
+
+
+def test_inner_layers_built_in_call_keep_their_weights():
+    """A wrapper that builds its inner layer in `call` (TimeDistributed) records the
+    inner weights' initializers, which are no assignments of the call: neither array
+    calls nor training steps redraw the weights."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 6, 5)).astype("float32")
+    td = ml.layers.TimeDistributed(ml.layers.Dense(3))
+    outs = [np.asarray(td(x)) for _ in range(3)]
+    w, b = td.get_weights()
+    for o in outs:
+        np.testing.assert_allclose(o, x @ w + b, rtol=1e-5, atol=1e-5)
+
+    km = keras.Sequential([keras.Input((6, 5)),
+                           keras.layers.TimeDistributed(keras.layers.Dense(2))])
+    mm = ml.Sequential([ml.layers.Input((6, 5)),
+                        ml.layers.TimeDistributed(ml.layers.Dense(2))])
+    mm.set_weights(km.get_weights())
+    y = rng.standard_normal((4, 6, 2)).astype("float32")
+    for m, opt in ((km, keras.optimizers.SGD(0.1)), (mm, ml.optimizers.SGD(0.1))):
+        m.compile(opt, "mse")
+        m.fit(x, y, epochs=3, batch_size=2, shuffle=False, verbose=0)
+    for a, b in zip(mm.get_weights(), km.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
