@@ -770,6 +770,73 @@ def _accumulate(fn, elems, initializer, reverse, unroll, name, what, stacked):
     return _tree.tree_unflatten(itree, ys)
 
 
+def scan_carry(fn, init, elems, reverse=False, unroll=1, name=None):
+    """``carry, y = fn(carry, x)`` over the leading axis of `elems`, as `jax.lax.scan`:
+    returns ``(final carry, stacked ys)``. Unlike `scan`, the carry is not stacked, so a
+    loop keeps only the history it returns (a recurrent layer's outputs, not its
+    states). Lowers to one `lax.scan`; differentiable unless `fn` assigns variables or
+    draws random numbers. Not in TensorFlow (`tf.scan` stacks its accumulator).
+
+    Args:
+      fn: callable ``fn(carry, x) -> (carry, y)``; the new carry has the structure,
+        dtypes and shapes of `init`; `y` is a (nested) structure of tensors, or None.
+      init: initial carry, a (nested) structure of tensors.
+      elems: a tensor or (nested) structure of tensors with a common leading dim `n`.
+      reverse: iterate from the last element to the first (ys stay at the index of
+        their element, as `lax.scan`).
+      unroll: steps unrolled per loop iteration (`lax.scan`'s `unroll`), or True.
+      name: optional name scope.
+    Returns:
+      ``(carry, ys)``: the carry after the last step, and `y`'s structure with each
+      tensor stacked: [n, ...] (None when `fn` returns no `y`).
+    Raises:
+      InvalidArgumentError: `fn` returns a carry of another structure, dtype or shape.
+    """
+    if not (isinstance(unroll, bool) or (isinstance(unroll, int) and unroll >= 1)):
+        raise ValueError("scan_carry: `unroll` must be True, False or a positive int. "
+                         f"Received: unroll={unroll!r}")
+    unroll = 1 if unroll is False else unroll
+    tensors, etree, especs = _elem_specs(elems, "scan_carry")
+    g = get_default_graph()
+    with g.name_scope(name or "scan_carry"):
+        ileaves, itree = _tree.tree_flatten(init)
+        init_t = [convert_to_tensor(v) for v in ileaves]
+        ispecs = _tree.tree_unflatten(itree, [TensorSpec(t.shape, t.dtype) for t in init_t])
+
+        def body(carry, x):
+            out = fn(carry, x)
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise errors.InvalidArgumentError(
+                    "scan_carry: fn must return a pair (carry, y). Received: "
+                    f"{type(out).__name__}" + _where())
+            new, y = out
+            new_leaves, new_tree = _tree.tree_flatten(new)
+            if new_tree != itree:
+                raise errors.InvalidArgumentError(
+                    f"scan_carry: fn returns a carry of structure {new_tree}; the "
+                    f"initial carry is {itree}" + _where())
+            return new_leaves, y
+
+        fg = build_function(body, (ispecs, _tree.tree_unflatten(etree, especs)),
+                            "scan_carry_fn", unpack=True)
+        paths = _paths(init)
+        for i, (a, o) in enumerate(zip(init_t, fg.outputs)):
+            if a.dtype != o.dtype or not a.shape.is_compatible_with(o.shape):
+                raise errors.InvalidArgumentError(
+                    f"scan_carry: carry {i} (init{paths[i]}) is {a.dtype.name} "
+                    f"{_fmt(a.shape)} but fn returns {o.dtype.name} {_fmt(o.shape)} for it"
+                    + _where())
+        ext, var_inputs, keys, stateful = _external_inputs([fg])
+        op = _scan_op(fg, init_t, tensors, ext, var_inputs, keys, stateful, False, reverse,
+                      unroll)
+    n = len(init_t)
+    carry = _tree.tree_unflatten(itree, op.outputs[:n])
+    y_struct = fg.structured_outputs[1]
+    if not _tree.tree_leaves(y_struct):
+        return carry, None
+    return carry, _tree.tree_unflatten(_tree.tree_structure(y_struct), op.outputs[n:])
+
+
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
            swap_memory=False, infer_shape=True, name=None, fn_output_signature=None):
     """Applies `fn` to each element of `elems` along axis 0 and stacks the results,
