@@ -15,11 +15,6 @@ from mylib.keras._face import reexport as _reexport
 __all__ = _reexport(globals(), _src, skip=("backend",))
 
 _HINTS = {
-    "RNN": "use keras.layers.LSTM / GRU / SimpleRNN (whole-sequence layers).",
-    "LSTMCell": "use keras.layers.LSTM (a whole-sequence layer; return_state=True gives "
-                "the states).",
-    "GRUCell": "use keras.layers.GRU.", "SimpleRNNCell": "use keras.layers.SimpleRNN.",
-    "StackedRNNCells": "stack keras.layers.LSTM / GRU layers with return_sequences=True.",
     "ConvLSTM2D": "build it from keras.layers.Conv2D inside a custom layer with "
                   "keras.ops.scan.",
     "TFSMLayer": "TensorFlow SavedModels are not read; save and load models with "

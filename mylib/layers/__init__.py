@@ -27,6 +27,8 @@ from mylib.layers.reshaping_3d import UpSampling3D  # noqa: F401,E402
 from mylib.layers.embedding import Embedding  # noqa: F401
 from mylib.layers.einsum_dense import EinsumDense  # noqa: F401
 from mylib.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
+from mylib.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
+from mylib.layers.rnn_layer import RNN, StackedRNNCells  # noqa: F401
 from mylib.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
 from mylib.layers.attention import MultiHeadAttention  # noqa: F401
 from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # noqa: F401
