@@ -143,7 +143,9 @@ def deserialize_layer(entry, custom_objects=None):
                                    "config dict.")
     config = _restore_registered(config, custom_objects)
     try:
-        if isinstance(cls, type) and issubclass(cls, Model):
+        if isinstance(cls, type) and (issubclass(cls, Model) or _takes_custom_objects(cls)):
+            # Models, and layers holding layers by config (RNN's cell), resolve their
+            # inner classes with the caller's custom_objects too.
             return cls.from_config(config, custom_objects=custom_objects)
         return cls.from_config(config)
     except (TypeError, KeyError) as e:
@@ -151,6 +153,15 @@ def deserialize_layer(entry, custom_objects=None):
             f"{cls.__name__}.from_config could not recreate the {entry['class_name']!r} "
             f"from its saved config ({type(e).__name__}: {e}). A custom class must "
             "implement `get_config()` returning its constructor arguments.") from e
+
+
+def _takes_custom_objects(cls):
+    import inspect
+
+    try:
+        return "custom_objects" in inspect.signature(cls.from_config).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _restore_registered(value, custom_objects):
