@@ -24,27 +24,25 @@ Semantics as Keras 3:
 
 from __future__ import annotations
 
-import numpy as np
-
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops, control_flow_ops, math_ops
 from mylib.core.ops import constant_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
-
-
-def _dropout_mask(like, rate, seed):
-    """A keep mask like `like` ([batch, n]): 0 or ``1 / (1 - rate)``."""
-    from mylib import nn
-
-    return nn.dropout(constant_ops.ones_like(like), rate=rate, seed=seed)
+from mylib.layers.rnn_cells import (check_rates, check_units, gru_step, lstm_step,
+                                    make_weights, simple_rnn_step,
+                                    unit_forget_bias_initializer)
+from mylib.layers.rnn_cells import dropout_mask as _dropout_mask
 
 
 class _RNN(Layer):
     """Shared machinery of the recurrent layers: weights, the scan, masks, options.
 
     Subclasses set `_gates` and `_state_count` and define `_step(x_t, states, rdm)`,
-    where `x_t` is the projected input of one timestep ``[batch, G * units]``.
+    where `x_t` is the projected input of one timestep ``[batch, G * units]``; the step
+    math is the cells' (`mylib.layers.rnn_cells`), the weights stay the layer's own
+    (``<layer>/kernel``, not Keras's ``<layer>/<cell>/kernel``: saved weights keep
+    their names).
     """
 
     _gates = 1
@@ -60,13 +58,8 @@ class _RNN(Layer):
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
                  zero_output_for_mask=False, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units <= 0:
-            raise ValueError(f"Received an invalid value for argument `units`, expected a "
-                             f"positive integer, got {units!r}.")
-        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
-            if not 0.0 <= rate < 1.0:
-                raise ValueError(f"`{what}` must be a float in [0, 1). Received: "
-                                 f"{what}={rate}")
+        check_units(units)
+        check_rates(dropout, recurrent_dropout)
         if stateful:
             raise NotImplementedError(
                 f'Layer "{self.name}": stateful=True is not supported; carry states '
@@ -100,20 +93,7 @@ class _RNN(Layer):
 
     def build(self, input_shape):
         feat = input_shape[-1]
-        if feat is None:
-            raise ValueError(f'Layer "{self.name}": the feature dimension (last axis) of '
-                             f"the input must be known. Received: input_shape={input_shape}")
-        n = self._gates * self.units
-        self.kernel = self.add_weight("kernel", [feat, n], self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.recurrent_kernel = self.add_weight(
-            "recurrent_kernel", [self.units, n], self.recurrent_initializer,
-            regularizer=self.recurrent_regularizer, constraint=self.recurrent_constraint)
-        self.bias = (self.add_weight("bias", self._bias_shape(), self._bias_init(),
-                                     regularizer=self.bias_regularizer,
-                                     constraint=self.bias_constraint)
-                     if self.use_bias else None)
+        make_weights(self, feat, self._gates, self._bias_shape(), self._bias_init())
         self.input_spec = InputSpec(ndim=3, axes={-1: feat})
 
     def _input_bias(self):
@@ -273,8 +253,8 @@ class SimpleRNN(_RNN):
         super().__init__(units, activation=activation, **kwargs)
 
     def _step(self, x_t, states, rdm):
-        h = self._rec(states[0], rdm)
-        return [self.activation(x_t + math_ops.matmul(h, self.recurrent_kernel))]
+        return [simple_rnn_step(x_t, self._rec(states[0], rdm), self.recurrent_kernel,
+                                self.activation)]
 
     def get_config(self):
         cfg = super().get_config()
@@ -310,25 +290,12 @@ class LSTM(_RNN):
     def _bias_init(self):
         if not self.unit_forget_bias:
             return self.bias_initializer
-        base, u = self.bias_initializer, self.units
-
-        def init(shape, dtype=None):
-            return array_ops.concat([base([u], dtype=dtype),
-                                     initializers.get("ones")([u], dtype=dtype),
-                                     base([2 * u], dtype=dtype)], axis=0)
-        return init
+        return unit_forget_bias_initializer(self.bias_initializer, self.units)
 
     def _step(self, x_t, states, rdm):
         h, c = states
-        z = x_t + math_ops.matmul(self._rec(h, rdm), self.recurrent_kernel)
-        # One split, not four slices: the gradient of a split is one concatenation,
-        # that of four slices four padded [batch, 4 * units] sums, in every step.
-        zi, zf, zc, zo = array_ops.split(z, 4, axis=1)
-        i = self.recurrent_activation(zi)
-        f = self.recurrent_activation(zf)
-        c = f * c + i * self.activation(zc)
-        o = self.recurrent_activation(zo)
-        return [o * self.activation(c), c]
+        return list(lstm_step(x_t, self._rec(h, rdm), c, self.recurrent_kernel,
+                              self.activation, self.recurrent_activation))
 
     def get_config(self):
         return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
@@ -366,24 +333,12 @@ class GRU(_RNN):
         return self.bias[0] if self.reset_after else self.bias
 
     def _step(self, x_t, states, rdm):
-        u = self.units
-        h = self._rec(states[0], rdm)
-        rk = self.recurrent_kernel
-        xz, xr, xh = array_ops.split(x_t, 3, axis=1)
-        if self.reset_after:
-            inner = math_ops.matmul(h, rk)
-            if self.bias is not None:
-                inner = inner + self.bias[1]
-            rz, rr, rh = array_ops.split(inner, 3, axis=1)
-            z = self.recurrent_activation(xz + rz)
-            r = self.recurrent_activation(xr + rr)
-            hh = self.activation(xh + r * rh)
-        else:
-            rzr = math_ops.matmul(h, rk[:, :2 * u])
-            z = self.recurrent_activation(xz + rzr[:, :u])
-            r = self.recurrent_activation(xr + rzr[:, u:])
-            hh = self.activation(xh + math_ops.matmul(r * h, rk[:, 2 * u:]))
-        return [z * h + (1.0 - z) * hh]
+        rec_bias = self.bias[1] if self.reset_after and self.bias is not None else None
+        # As Keras: the recurrent dropout mask drops `h` on its way into the recurrent
+        # kernel; the new state mixes in the undropped `h`.
+        return [gru_step(x_t, states[0], self._rec(states[0], rdm), self.recurrent_kernel,
+                         rec_bias, self.reset_after, self.activation,
+                         self.recurrent_activation)]
 
     def get_config(self):
         return {**super().get_config(), "reset_after": self.reset_after}
