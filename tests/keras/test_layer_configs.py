@@ -109,6 +109,12 @@ SPECIFIC = {
     "GRU": {"units": 3, "reset_after": False},
     "LSTM": {"units": 3, "unit_forget_bias": False},
     "SimpleRNN": {"units": 3},
+    "SimpleRNNCell": {"units": 3},
+    "LSTMCell": {"units": 3, "unit_forget_bias": False},
+    "GRUCell": {"units": 3, "reset_after": False},
+    "RNN": {"cell": lambda: L.LSTMCell(3, dropout=0.1, kernel_regularizer=R.L2(0.01)),
+            "return_sequences": True, "go_backwards": True},
+    "StackedRNNCells": {"cells": lambda: [L.LSTMCell(3), L.GRUCell(2, reset_after=False)]},
     "GaussianDropout": {"rate": 0.2},
     "GaussianNoise": {"stddev": 0.3},
     "GroupNormalization": {"groups": 2, "axis": 1},
@@ -268,7 +274,7 @@ def test_config_keeps_every_constructor_argument(cls):
     missing = [k for k in kw if k not in cfg and k not in NOT_IN_CONFIG]
     assert not missing, f"{cls.__name__}.get_config() drops {missing}"
     for k, v in kw.items():
-        if k in NOT_IN_CONFIG or k in ("layer", "backward_layer") or (cls.__name__, k) in NORMALISED:
+        if k in NOT_IN_CONFIG or k in ("layer", "backward_layer", "cell", "cells") or (cls.__name__, k) in NORMALISED:
             continue
         got = cfg[k]
         if k == "activation" or k == "recurrent_activation":

@@ -41,7 +41,7 @@ def test_layers_follow_mylib_layers(monkeypatch):
 
 
 @pytest.mark.parametrize("where, name, hint", [
-    (lambda: keras.layers, "LSTMCell", "keras.layers.LSTM"),
+    (lambda: keras.layers, "JaxLayer", "keras.layers.FlaxLayer"),
     (lambda: keras.layers, "ConvLSTM2D", "keras.layers.Conv2D"),
     (lambda: keras.layers, "NoSuchLayer", "custom keras.layers.Layer"),
     (lambda: keras.optimizers, "Nadam", "keras.optimizers.Adam"),
