@@ -86,6 +86,21 @@ def _output_size(cell):
     return s[0] if isinstance(s, (list, tuple)) else s
 
 
+def _call_cell(cell, inputs, states, kwargs):
+    """``cell.call(inputs, states, **kwargs)``, with float inputs and states cast to a
+    layer cell's compute dtype first (what its `__call__` would do: a stack of
+    mixed-precision cells inside a float32 `StackedRNNCells`)."""
+    want = getattr(cell, "dtype", None) if isinstance(cell, Layer) else None
+    if want is not None and want.is_floating:
+        def cast(t):
+            if isinstance(t, Tensor) and t.dtype.is_floating and t.dtype != want:
+                return math_ops.cast(t, want)
+            return t
+        inputs = cast(inputs)
+        states = _tree.tree_map(cast, states)
+    return cell.call(inputs, states, **kwargs)
+
+
 def _build_cell(cell, step_shape):
     """Builds a layer cell on ``(batch, features)`` in its own name scope (weights
     ``<rnn>/<cell>/kernel``, as Keras's paths)."""
@@ -147,7 +162,7 @@ class StackedRNNCells(Layer):
             kw = dict(kwargs)
             if _takes_training(cell):
                 kw["training"] = training
-            inputs, cell_states = cell.call(inputs, cell_states, **kw)
+            inputs, cell_states = _call_cell(cell, inputs, cell_states, kw)
             if not isinstance(cell_states, (list, tuple)):
                 cell_states = [cell_states]
             if len(cell_states) == 1 and not is_list:
@@ -308,7 +323,7 @@ class RNN(Layer):
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         cell = self.cell
-        dtype = getattr(cell, "dtype", self.dtype)
+        dtype = self.dtype  # of the loop's states and outputs; the cell computes in its own
         x = sequences if sequences.dtype == dtype else math_ops.cast(sequences, dtype)
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
@@ -350,7 +365,7 @@ class RNN(Layer):
             prev_flat, prev_out = carry
             prev_states = _tree.tree_unflatten(tree, prev_flat)
             with training_context(training):
-                out, new_states = cell.call(x_t, prev_states, **cell_kw)
+                out, new_states = _call_cell(cell, x_t, prev_states, cell_kw)
             if not isinstance(new_states, (list, tuple)):
                 new_states = [new_states]
             new_flat = _tree.tree_leaves(new_states)

@@ -320,3 +320,18 @@ def test_output_shapes_and_bad_arguments():
         mk.layers.LSTMCell(2, dropout=1.5)
     with pytest.raises(ValueError, match="unroll"):
         mk.layers.RNN(mk.layers.LSTMCell(2), unroll=True)(x)
+
+
+def test_mixed_precision_cells_in_a_float32_stack():
+    # The cells compute in bfloat16 inside a float32 StackedRNNCells (Keras casts at
+    # each cell's __call__); the result stays close to the float32 one.
+    def layer(dtype):
+        return mk.layers.RNN([mk.layers.LSTMCell(4, dtype=dtype),
+                              mk.layers.GRUCell(3, dtype=dtype)], dtype=dtype)
+    low, full = layer("mixed_bfloat16"), layer("float32")
+    low(X)
+    full(X)
+    full.set_weights(low.get_weights())
+    got = low(X)
+    assert got.dtype == np.dtype("bfloat16")
+    np.testing.assert_allclose(got.astype(np.float32), full(X), atol=0.05)
