@@ -35,8 +35,9 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     it: ``mean(2 * (y_true - mean(y_pred)) * (y_pred - mean(y_pred)) / (var(y_true) +
     var(y_pred) + (mean(y_true) - mean(y_pred))**2 + 1e-7), axis)``.
 
-    Keras 3 centres `y_true` on the mean of `y_pred` in the covariance term (Lin's
-    coefficient centres it on its own mean); mylib follows Keras so that values agree.
+    Keras 3 centres `y_true` on the mean of `y_pred` in the covariance term; since the
+    deviations of `y_pred` from its mean sum to zero along `axis`, this equals Lin's
+    covariance (`y_true` centred on its own mean).
 
     Args:
       y_true, y_pred: float `Tensor` ``[batch, .., n]`` (``[N]`` vs ``[N, 1]`` align).

@@ -45,6 +45,8 @@ RP = (RT + 0.7 * RS.randn(N, 3)).astype(np.float32)
 RT3 = RS.randn(N, 3, 2).astype(np.float32)
 RP3 = (RT3 + RS.randn(N, 3, 2)).astype(np.float32)
 POS = RS.uniform(0.1, 3.0, (N, 3)).astype(np.float32)
+CLIP_T = np.tile(np.array([1, 1, 1, 0, 0, 0], np.float32), 4)[:, None]
+CLIP_P = np.tile(np.array([2.0, 0.9, 0.8, 0.95, 0.3, -0.5], np.float32), 4)[:, None]
 SW = RS.uniform(0.0, 2.0, N).astype(np.float32)
 SW_INT = RS.randint(0, 4, N).astype(np.float32)
 IDS_T = RS.randint(0, C, N).astype(np.int32)
@@ -94,6 +96,9 @@ METRIC_CASES = [
     ("SensitivityAtSpecificity", dict(specificity=0.5, class_id=2), ONEHOT, PROBS, {}),
     ("SpecificityAtSensitivity", dict(sensitivity=0.8), BT, BP, {}),
     ("SpecificityAtSensitivity", dict(sensitivity=0.6, num_thresholds=25), BT, BP, {}),
+    # Scores outside [0, 1] are clipped first (the thresholds are an even grid).
+    # (unclipped, the score 2.0 alone would pass the threshold 1.0 with precision 1).
+    ("PrecisionAtRecall", dict(recall=0.2, num_thresholds=5), CLIP_T, CLIP_P, {}),
 ]
 METRIC_IDS = [f"{c[0]}-{i}" for i, c in enumerate(METRIC_CASES)]
 
@@ -244,6 +249,8 @@ LOSS_CASES = [
     ("Circle", {}, EMB_LAB, EMB, None),
     ("Circle", dict(gamma=10.0, margin=0.25), EMB_LAB, EMB, EMB_SW),
     ("Circle", dict(remove_diagonal=False, reduction="none"), EMB_LAB, EMB, None),
+    # Labels 3 and 4 have no positive pair: loss 0, left out of the mean (Keras's mask).
+    ("Circle", {}, np.array([0, 0, 1, 1, 2, 2, 2, 3, 4, 0], np.int32), EMB, EMB_SW),
     ("CategoricalGeneralizedCrossEntropy", {}, SPARSE, PROBS, SW),
     ("CategoricalGeneralizedCrossEntropy", dict(q=0.2), SPARSE[:, None].astype(np.float32),
      PROBS, None),
