@@ -6,6 +6,10 @@
 per-sample function of that name is `mse` / `MSE`, and `get` turns TF1's function into
 it, so ``compile(loss=ml.losses.mean_squared_error)`` means what it means in Keras.
 
+Keras 3's further losses (`CategoricalFocalCrossentropy`, `Dice`, `Tversky`, `Circle`,
+`CategoricalGeneralizedCrossEntropy`, `CTC` and their functions) live in
+`mylib._losses_extra` and are re-exported here.
+
 Keras functions (`mse`, ...) return per-sample losses ``[batch]`` (the mean
 over the last axis where Keras takes it); classes (`MeanSquaredError`, ...) reduce them
 to a scalar, weighted by an optional `sample_weight`.
@@ -683,8 +687,8 @@ def get(identifier):
 
 
 # Keras 3's further losses (focal, overlap, circle, generalized cross-entropy, CTC).
-from mylib import losses_extra as _extra  # noqa: E402
-from mylib.losses_extra import (CTC, CategoricalFocalCrossentropy,  # noqa: E402,F401
+from mylib import _losses_extra as _extra  # noqa: E402
+from mylib._losses_extra import (CTC, CategoricalFocalCrossentropy,  # noqa: E402,F401
                                 CategoricalGeneralizedCrossEntropy, Circle, Dice, Tversky,
                                 categorical_focal_crossentropy,
                                 categorical_generalized_cross_entropy, circle, ctc, dice,

@@ -518,3 +518,19 @@ def _fit_with_ctc_loss_as_keras():
     _close(mh["loss"], kh["loss"], 1e-4, 1e-5)
     for a, b in zip(mm.get_weights(), km.get_weights()):
         _close(a, b, 1e-4, 1e-5)
+
+
+def test_ops_ctc_loss_and_its_gradient_as_keras():
+    import jax
+
+    tl, ol = np.array([3, 2, 1]), np.array([7, 5, 6])
+    want = keras.ops.ctc_loss(CTC_T, CTC_P, tl, ol, mask_index=0)
+    _close(mk.ops.ctc_loss(CTC_T, CTC_P, tl, ol), np.asarray(want), 1e-5, 1e-6)
+    g = ml.Graph()
+    with g.as_default():
+        x = ml.placeholder(ml.float32, CTC_P.shape)
+        (grad,) = ml.gradients(ml.reduce_sum(mk.ops.ctc_loss(CTC_T, x, tl, ol)), [x])
+    with ml.Session(graph=g) as s:
+        got = s.run(grad, feed_dict={x: CTC_P})
+    want = jax.grad(lambda p: keras.ops.ctc_loss(CTC_T, p, tl, ol).sum())(CTC_P)
+    _close(got, np.asarray(want), 1e-5, 1e-6)
