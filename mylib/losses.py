@@ -6,6 +6,10 @@
 per-sample function of that name is `mse` / `MSE`, and `get` turns TF1's function into
 it, so ``compile(loss=ml.losses.mean_squared_error)`` means what it means in Keras.
 
+Keras 3's further losses (`CategoricalFocalCrossentropy`, `Dice`, `Tversky`, `Circle`,
+`CategoricalGeneralizedCrossEntropy`, `CTC` and their functions) live in
+`mylib._losses_extra` and are re-exported here.
+
 Keras functions (`mse`, ...) return per-sample losses ``[batch]`` (the mean
 over the last axis where Keras takes it); classes (`MeanSquaredError`, ...) reduce them
 to a scalar, weighted by an optional `sample_weight`.
@@ -409,14 +413,18 @@ class Loss:
       reduction: ``"sum_over_batch_size"`` (default: the weighted sum divided by the
         number of per-sample losses, as Keras), ``"sum"`` or ``"none"``.
       name: name scope of the loss ops.
+      dtype: optional float dtype (Keras 3's loss ``dtype``): when given, `y_true` and
+        `y_pred` are cast to it before `call` (default: each function's own handling,
+        float32 for non-float predictions).
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name=None):
+    def __init__(self, reduction="sum_over_batch_size", name=None, dtype=None):
         if reduction not in _REDUCTIONS:
             raise ValueError(f"Invalid reduction. Expected one of {list(_REDUCTIONS)}. "
                              f"Received: reduction={reduction!r}")
         self.reduction = reduction
         self.name = name or to_snake_case(type(self).__name__)
+        self.dtype = None if dtype is None else _dtypes.as_dtype(dtype)
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(
@@ -434,6 +442,8 @@ class Loss:
         if not _has_symbolic((y_true, y_pred, sample_weight)) and not _default_stack():
             return _run_on_arrays(self.__call__, y_true, y_pred, sample_weight)
         with name_scope(self.name, values=[y_pred] if isinstance(y_pred, Tensor) else None):
+            if self.dtype is not None:
+                y_true, y_pred = _like(y_true, self.dtype), _like(y_pred, self.dtype)
             values = self.call(y_true, y_pred)
             mask = getattr(values, "_keras_mask", None)
             if mask is not None:
@@ -452,8 +462,9 @@ class Loss:
 class LossFunctionWrapper(Loss):
     """A `Loss` from a per-sample function ``fn(y_true, y_pred, **kwargs)``."""
 
-    def __init__(self, fn, reduction="sum_over_batch_size", name=None, **kwargs):
-        super().__init__(reduction=reduction, name=name or getattr(fn, "__name__", None))
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(reduction=reduction, name=name or getattr(fn, "__name__", None),
+                         dtype=dtype)
         self.fn = fn
         self._fn_kwargs = kwargs
 
@@ -674,6 +685,18 @@ def get(identifier):
         return identifier
     raise ValueError(f"Could not interpret loss identifier: {identifier!r}")
 
+
+# Keras 3's further losses (focal, overlap, circle, generalized cross-entropy, CTC).
+from mylib import _losses_extra as _extra  # noqa: E402
+from mylib._losses_extra import (CTC, CategoricalFocalCrossentropy,  # noqa: E402,F401
+                                CategoricalGeneralizedCrossEntropy, Circle, Dice, Tversky,
+                                categorical_focal_crossentropy,
+                                categorical_generalized_cross_entropy, circle, ctc, dice,
+                                tversky)
+
+_FUNCTIONS.update({f.__name__: f for f in _extra.FUNCTIONS})
+_CLASSES.update({c.__name__: c for c in _extra.CLASSES})
+__all__ = __all__ + list(_extra.__all__)
 
 # TensorFlow 1's functions (`tf.losses.*`); `mean_squared_error` becomes TF1's here.
 from mylib import losses_v1 as _v1  # noqa: E402

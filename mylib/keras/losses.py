@@ -11,11 +11,7 @@ from mylib.keras._face import reexport as _reexport
 # only Keras's, and its `mean_squared_error` is the per-sample function (`mse`).
 mean_squared_error = _src.mse
 __all__ = _reexport(globals(), _src, skip=set(_tf1.__all__) - {"mean_squared_error"})
-_HINTS = {
-    "CTC": "not implemented; write the loss with keras.ops in a custom keras.losses.Loss.",
-    "Tversky": "write it with keras.ops in a custom keras.losses.Loss.",
-    "Dice": "write it with keras.ops in a custom keras.losses.Loss.",
-}
+_HINTS = {}
 
 
 def __getattr__(name):

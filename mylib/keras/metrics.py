@@ -14,13 +14,7 @@ from mylib.keras._face import reexport as _reexport
 mean_squared_error, mean_absolute_error = _losses.mse, _losses.mae
 _KERAS_FUNCTIONS = {"mean_squared_error", "mean_absolute_error"}
 __all__ = _reexport(globals(), _src, skip=set(_tf1.__all__) - _KERAS_FUNCTIONS)
-_HINTS = {
-    "SpecificityAtSensitivity": "use keras.metrics.AUC or compute it from "
-                                "keras.metrics.TruePositives / FalsePositives counts.",
-    "SensitivityAtSpecificity": "use keras.metrics.AUC.",
-    "PrecisionAtRecall": "use keras.metrics.Precision / Recall.",
-    "RecallAtPrecision": "use keras.metrics.Precision / Recall.",
-}
+_HINTS = {}
 
 
 def __getattr__(name):

@@ -37,16 +37,35 @@ from mylib.metrics.accuracy_metrics import (
 )
 from mylib.metrics.base import Mean, MeanMetricWrapper, Metric, Reduce, Sum
 from mylib.metrics.confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision,
-                                             Recall, TrueNegatives, TruePositives)
+                                             PrecisionAtRecall, Recall, RecallAtPrecision,
+                                             SensitivityAtSpecificity,
+                                             SpecificityAtSensitivity, TrueNegatives,
+                                             TruePositives)
+from mylib.metrics.correlation_metrics import (ConcordanceCorrelation, PearsonCorrelation,
+                                               concordance_correlation, pearson_correlation)
 from mylib.metrics.f_score_metrics import F1Score, FBetaScore
-from mylib.metrics.iou_metrics import MeanIoU
+from mylib.metrics.hinge_metrics import CategoricalHinge, Hinge, SquaredHinge
+from mylib.metrics.iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
+from mylib.metrics.probabilistic_metrics import (BinaryCrossentropy, CategoricalCrossentropy,
+                                                 KLDivergence, Poisson,
+                                                 SparseCategoricalCrossentropy)
 from mylib.metrics.regression_metrics import (
+    CosineSimilarity,
+    LogCoshError,
     MeanAbsoluteError,
     MeanAbsolutePercentageError,
     MeanSquaredError,
     MeanSquaredLogarithmicError,
+    R2Score,
     RootMeanSquaredError,
 )
+
+# Keras 3's metric functions that are its loss functions (`keras.metrics.hinge`, ...).
+from mylib.losses import (binary_crossentropy, binary_focal_crossentropy,  # noqa: E402
+                          categorical_crossentropy, categorical_focal_crossentropy,
+                          categorical_hinge, hinge, huber, kl_divergence, log_cosh,
+                          mean_absolute_percentage_error, mean_squared_logarithmic_error,
+                          poisson, sparse_categorical_crossentropy, squared_hinge)
 from mylib.metrics import streaming
 from mylib.metrics.accuracy_metrics import accuracy as _keras_accuracy
 
@@ -58,7 +77,17 @@ __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "Precision",
            "Recall", "AUC", "MeanIoU", "FBetaScore", "F1Score", "TruePositives",
            "FalsePositives", "TrueNegatives", "FalseNegatives", "MeanAbsolutePercentageError",
-           "MeanSquaredLogarithmicError"]
+           "MeanSquaredLogarithmicError", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "SparseCategoricalCrossentropy", "KLDivergence", "Poisson", "LogCoshError",
+           "Hinge", "SquaredHinge", "CategoricalHinge", "CosineSimilarity", "R2Score", "IoU",
+           "BinaryIoU", "OneHotIoU", "OneHotMeanIoU", "PearsonCorrelation",
+           "ConcordanceCorrelation", "PrecisionAtRecall", "RecallAtPrecision",
+           "SensitivityAtSpecificity", "SpecificityAtSensitivity", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy",
+           "binary_focal_crossentropy", "categorical_focal_crossentropy", "kl_divergence",
+           "poisson", "hinge", "squared_hinge", "categorical_hinge", "huber", "log_cosh",
+           "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
+           "pearson_correlation", "concordance_correlation"]
 
 # TensorFlow 1's streaming metrics (`tf.metrics.*`): `accuracy` becomes TF1's here;
 # Keras's per-sample function stays in `accuracy_metrics` and `get` maps one to the other.
@@ -76,7 +105,15 @@ _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, Categor
                                     MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
                                     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
                                     Precision, Recall, AUC, FBetaScore, F1Score, TruePositives,
-                                    FalsePositives, TrueNegatives, FalseNegatives)}
+                                    FalsePositives, TrueNegatives, FalseNegatives,
+                                    BinaryCrossentropy, CategoricalCrossentropy,
+                                    SparseCategoricalCrossentropy, KLDivergence, Poisson,
+                                    LogCoshError, Hinge, SquaredHinge, CategoricalHinge,
+                                    CosineSimilarity, R2Score, IoU, BinaryIoU, MeanIoU,
+                                    OneHotIoU, OneHotMeanIoU, PearsonCorrelation,
+                                    ConcordanceCorrelation, PrecisionAtRecall,
+                                    RecallAtPrecision, SensitivityAtSpecificity,
+                                    SpecificityAtSensitivity)}
 _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
             "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
@@ -89,7 +126,12 @@ _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccu
             "root_mean_squared_error": RootMeanSquaredError, "rmse": RootMeanSquaredError,
             "top_k_categorical_accuracy": TopKCategoricalAccuracy,
             "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
-            "precision": Precision, "recall": Recall, "auc": AUC}
+            "precision": Precision, "recall": Recall, "auc": AUC,
+            "bce": BinaryCrossentropy}
+# As Keras 3's `ALL_OBJECTS_DICT`: every class also under its snake_case name
+# ("binary_crossentropy", "r2_score", "log_cosh_error", ...).
+_BY_NAME.update({to_snake_case(n): c for n, c in _CLASSES.items()
+                 if to_snake_case(n) not in _BY_NAME})
 
 
 def get(identifier):
@@ -107,7 +149,7 @@ def get(identifier):
     if isinstance(identifier, str):
         key = identifier if identifier in _CLASSES else identifier.lower()
         if key in _CLASSES:
-            return _CLASSES[key]()
+            return _CLASSES[key](name=identifier)
         if key in _BY_NAME:
             return _BY_NAME[key](name=identifier)
         try:

@@ -275,6 +275,13 @@ class MeanMetricWrapper(Mean):
         g = self._ensure_state(_graph_of(y_pred, y_true))
         with g.as_default(), g.name_scope(self._scope):
             values = self._fn(y_true, y_pred, **self._fn_kwargs)
+            mask = getattr(values, "_keras_mask", None)
+            if mask is not None and sample_weight is not None:
+                # As Keras 3's `reduce_to_samplewise_values`: the mask of the values
+                # (`ignore_class`) zeroes the weights only when weights are given;
+                # unweighted, the masked entries count as 0.
+                sample_weight = _weights_like(sample_weight, values) * math_ops.cast(
+                    mask, _dtypes.float32)
         return super().update_state(values, sample_weight)
 
     def get_config(self):

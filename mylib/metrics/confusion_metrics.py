@@ -1,6 +1,8 @@
-"""Confusion-matrix metrics: `Precision`, `Recall` and `AUC`, from weighted
-true/false positive/negative counts at thresholds (Keras's
-`update_confusion_matrix_variables`), with `top_k`, `class_id` and multi-label AUC."""
+"""Confusion-matrix metrics: `Precision`, `Recall`, `AUC`, the counts, and the rates
+at a constraint (`PrecisionAtRecall`, `RecallAtPrecision`, `SensitivityAtSpecificity`,
+`SpecificityAtSensitivity`), from weighted true/false positive/negative counts at
+thresholds (Keras's `update_confusion_matrix_variables`), with `top_k`, `class_id` and
+multi-label AUC."""
 
 from __future__ import annotations
 
@@ -502,3 +504,138 @@ class FalseNegatives(_ConditionCount):
     __doc__ = _COUNT_DOC.format(what="false negatives", cls="FalseNegatives",
                                 name="false_negatives")
     _kind = "fn"
+
+
+class _SensitivitySpecificityBase(_ThresholdCounts):
+    """Confusion counts at `num_thresholds` evenly spaced thresholds ``0, 1/(n-1), ...,
+    1`` (predictions clipped to [0, 1] first), or at 0.5 alone when
+    ``num_thresholds == 1``, and the best value of one rate among the thresholds where
+    another meets `value` (Keras 3's `SensitivitySpecificityBase`)."""
+
+    _arg = None  # the constructor's name of `value`
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        if not 0 <= value <= 1:
+            raise ValueError(f"Argument `{self._arg}` must be in the range [0, 1]. "
+                             f"Received: {self._arg}={value}")
+        if isinstance(num_thresholds, bool) or not isinstance(
+                num_thresholds, (int, np.integer)) or num_thresholds <= 0:
+            raise ValueError("Argument `num_thresholds` must be an integer > 0. "
+                             f"Received: num_thresholds={num_thresholds}")
+        if num_thresholds == 1:
+            thresholds = [0.5]
+        else:
+            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            thresholds = [0.0] + inner + [1.0]
+        super().__init__(thresholds, class_id=class_id, name=name, dtype=dtype)
+        self._clip = num_thresholds > 1
+        self.value = value
+        self.num_thresholds = int(num_thresholds)
+        setattr(self, self._arg, value)
+
+    def _rates(self):
+        tp, fp, tn, fn = (getattr(self, k).value() for k in ("tp", "fp", "tn", "fn"))
+        return {"sensitivity": _div_no_nan(tp, tp + fn),
+                "specificity": _div_no_nan(tn, tn + fp),
+                "precision": _div_no_nan(tp, tp + fp)}
+
+    def _best(self, constrained, dependent):
+        # max of `dependent` where `constrained >= value`, 0 when nowhere (Keras).
+        g = self._ensure_state()
+        with g.as_default(), g.name_scope(self._scope):
+            rates = self._rates()
+            feasible = math_ops.greater_equal(rates[constrained], self.value)
+            dep = rates[dependent]
+            return math_ops.maximum(
+                reduction_ops.reduce_max(array_ops.where(feasible, dep,
+                                                         constant_ops.zeros_like(dep))),
+                0.0, name="result")
+
+    def get_config(self):
+        return {**Metric.get_config(self), "class_id": self.class_id,
+                "num_thresholds": self.num_thresholds, self._arg: self.value}
+
+
+_AT_DOC = """{what}, as Keras 3's `{cls}`.
+
+    Counts are weighted true/false positives/negatives at `num_thresholds` thresholds
+    (a prediction is positive where ``y_pred > threshold``, a label where it is
+    nonzero; every value of `y_pred` is one sample); the result is the largest {dep}
+    among the thresholds whose {con} is at least `{arg}` (0 when there is none).
+
+    Args:
+      {arg}: float in [0, 1].
+      num_thresholds: int > 0 (default 200): thresholds ``0, 1/(n-1), ..., 1`` with
+        predictions clipped to [0, 1] first, or 0.5 alone when 1.
+      class_id: optional int; only this class (last axis of ``[N, C]`` predictions)
+        counts.
+      name: metric name (default ``"{name}"``).
+      dtype: state dtype (float32).
+
+    `update_state(y_true, y_pred, sample_weight)`: labels and scores of one shape,
+    optional weights (scalar, ``[N]`` or that shape). `result`: float32 scalar.
+
+    Raises:
+      ValueError: `{arg}` outside [0, 1], ``num_thresholds <= 0``.
+    """
+
+
+class SensitivityAtSpecificity(_SensitivitySpecificityBase):
+    __doc__ = _AT_DOC.format(what="Best sensitivity (recall) at a specificity of at least "
+                             "`specificity`", cls="SensitivityAtSpecificity",
+                             dep="sensitivity ``tp / (tp + fn)``",
+                             con="specificity ``tn / (tn + fp)``", arg="specificity",
+                             name="sensitivity_at_specificity")
+    _arg = "specificity"
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(specificity, num_thresholds, class_id=class_id, name=name,
+                         dtype=dtype)
+
+    def result(self):
+        return self._best("specificity", "sensitivity")
+
+
+class SpecificityAtSensitivity(_SensitivitySpecificityBase):
+    __doc__ = _AT_DOC.format(what="Best specificity at a sensitivity (recall) of at least "
+                             "`sensitivity`", cls="SpecificityAtSensitivity",
+                             dep="specificity ``tn / (tn + fp)``",
+                             con="sensitivity ``tp / (tp + fn)``", arg="sensitivity",
+                             name="specificity_at_sensitivity")
+    _arg = "sensitivity"
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(sensitivity, num_thresholds, class_id=class_id, name=name,
+                         dtype=dtype)
+
+    def result(self):
+        return self._best("sensitivity", "specificity")
+
+
+class PrecisionAtRecall(_SensitivitySpecificityBase):
+    __doc__ = _AT_DOC.format(what="Best precision at a recall of at least `recall`",
+                             cls="PrecisionAtRecall", dep="precision ``tp / (tp + fp)``",
+                             con="recall ``tp / (tp + fn)``", arg="recall",
+                             name="precision_at_recall")
+    _arg = "recall"
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(recall, num_thresholds, class_id=class_id, name=name, dtype=dtype)
+
+    def result(self):
+        return self._best("sensitivity", "precision")
+
+
+class RecallAtPrecision(_SensitivitySpecificityBase):
+    __doc__ = _AT_DOC.format(what="Best recall at a precision of at least `precision`",
+                             cls="RecallAtPrecision", dep="recall ``tp / (tp + fn)``",
+                             con="precision ``tp / (tp + fp)``", arg="precision",
+                             name="recall_at_precision")
+    _arg = "precision"
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(precision, num_thresholds, class_id=class_id, name=name,
+                         dtype=dtype)
+
+    def result(self):
+        return self._best("precision", "sensitivity")

@@ -21,11 +21,24 @@ from mylib.layers.base import collect_call_effects, flatten, get_mask
 from mylib.models.data_adapter import fmt_shape
 
 
-def is_sparse_loss(loss):
-    """Whether `loss` (a name, function or object) takes integer class ids."""
+def _loss_name(loss):
     name = loss if isinstance(loss, str) else (getattr(loss, "__name__", None) or
                                                type(loss).__name__)
-    return "sparse" in to_snake_case(str(name))
+    return to_snake_case(str(name))
+
+
+def is_sparse_loss(loss):
+    """Whether `loss` (a name, function or object) takes integer class ids (the sparse
+    losses, and Keras 3's generalized cross-entropy)."""
+    name = _loss_name(loss)
+    return "sparse" in name or name == "categorical_generalized_cross_entropy"
+
+
+def has_free_targets(loss):
+    """Whether `loss`'s targets have a shape of their own, not the outputs': `ctc`
+    (label sequences against per-step scores) and `circle` (class ids against
+    embeddings)."""
+    return _loss_name(loss) in ("ctc", "circle")
 
 
 # ------------------------------------------------------------ losses and metrics
@@ -163,7 +176,8 @@ def check_targets(model, ys):
     for i, (y, t) in enumerate(zip(ys, model.outputs)):
         ps = t.shape.as_list()
         ys_ = list(y.shape)
-        if not is_builtin_loss(model._tracking["loss_ids"][i]):
+        if not is_builtin_loss(model._tracking["loss_ids"][i]) or \
+                has_free_targets(model._tracking["loss_ids"][i]):
             continue
         if is_sparse_loss(model._tracking["loss_ids"][i]):
             ok = len(ys_) == len(ps) - 1 or (len(ys_) == len(ps) and ys_[-1] == 1)

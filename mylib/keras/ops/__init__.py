@@ -33,7 +33,6 @@ _HINTS = {
     "conv_transpose": "use keras.layers.Conv2DTranspose, or " + _CUSTOM + ".",
     "separable_conv": "use keras.ops.depthwise_conv followed by keras.ops.conv with a 1x1 "
                       "kernel.",
-    "ctc_loss": "not implemented; " + _CUSTOM + ".",
     "ctc_decode": "not implemented; use keras.ops.argmax over the classes, then drop "
                   "repeats and blanks in numpy (greedy decoding).",
     "custom_gradient": "use a mylib op with a registered gradient (ml.OpDef + "

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from mylib.core.ops.ctc_ops import _ctc_kernel
 from mylib.keras.ops._dispatch import keras_op
 
 EPSILON = 1e-7  # Keras's backend epsilon, used by the probability cross-entropies
@@ -232,6 +233,28 @@ def in_top_k(targets, predictions, k):
     t = jnp.take_along_axis(predictions, targets.astype("int32")[:, None], axis=-1)
     kth = lax.top_k(predictions, k)[0][:, -1:]
     return jnp.squeeze(t >= kth, -1)
+
+
+@keras_op("target", "output", "target_length", "output_length")
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """CTC loss of each sequence (Graves et al., 2006), as Keras 3's ``ops.ctc_loss``
+    (whose JAX backend copies `optax.ctc_loss`, used here: the kernel of the
+    `CTCLossDense` op).
+
+    Args:
+      target: int ``[batch, max_label_length]`` labels, padded past `target_length`.
+      output: float ``[batch, max_time, num_classes]`` logits (log-softmax inside).
+      target_length: int ``[batch]`` label lengths.
+      output_length: int ``[batch]`` numbers of valid steps.
+      mask_index: the blank class id.
+    Returns:
+      float ``[batch]``: ``-log p(target | output)``.
+    """
+    output = jnp.asarray(output)
+    output = output.astype(jnp.result_type(output.dtype, jnp.float32))
+    return _ctc_kernel(jnp.asarray(target, jnp.int32), output,
+                       jnp.asarray(target_length, jnp.int32),
+                       jnp.asarray(output_length, jnp.int32), blank_index=int(mask_index))
 
 
 @keras_op("x")
