@@ -8,6 +8,7 @@ callback need. A few features need more, installed as extras of the package:
   ``tensorboard``  TensorBoard, for `run_metadata_proto` / `FileWriter.add_run_metadata`
   ``preprocessing`` pyfarmhash, for the `Hashing` layer and string OOV buckets of
                    `StringLookup` (FarmHash Fingerprint64)
+  ``image``        Pillow, for `keras.utils.load_img` / `save_img` / `array_to_img`
 
 This module imports nothing from mylib, so every layer (devices, core, distribute, ...)
 may use it; the modules it names are imported only when a feature is used, never by

@@ -3,6 +3,7 @@
 
 from mylib.models.saving import (  # noqa: F401
     custom_object_scope,
+    get_custom_objects,
     get_registered_name,
     get_registered_object,
     load_model,

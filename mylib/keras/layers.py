@@ -12,7 +12,38 @@ import mylib.layers as _src
 from mylib.keras._face import missing as _missing
 from mylib.keras._face import reexport as _reexport
 
-__all__ = _reexport(globals(), _src, skip=("backend",))
+__all__ = _reexport(globals(), _src, skip=("backend",)) + ["serialize", "deserialize"]
+
+
+def serialize(layer):
+    """``{"module", "class_name", "registered_name", "config"}`` of a layer (Keras 3's
+    `keras.layers.serialize`; `keras.saving.serialize_keras_object` of the layer).
+
+    Raises:
+      TypeError: `layer` is not a layer.
+    """
+    from mylib.models import saving as ms
+
+    if not isinstance(layer, _src.Layer):
+        raise TypeError(f"keras.layers.serialize expects a layer. Received: {layer!r}")
+    return ms.serialize_layer(layer)
+
+
+def deserialize(config, custom_objects=None):
+    """A new layer from `serialize`'s form (Keras 3's `keras.layers.deserialize`):
+    built-in layer classes by name, custom ones from `custom_objects` or the registry
+    (never imported from the config).
+
+    Raises:
+      ValueError: `config` is not a dict with a ``class_name``.
+    """
+    from mylib.models import saving as ms
+
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError("keras.layers.deserialize expects a config dict with a "
+                         f"'class_name'. Received: {config!r}")
+    return ms.deserialize_layer(config, custom_objects)
+
 
 _HINTS = {
     "ConvLSTM2D": "build it from keras.layers.Conv2D inside a custom layer with "

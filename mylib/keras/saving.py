@@ -7,6 +7,7 @@ from __future__ import annotations
 from mylib.saving import (custom_object_scope, get_registered_name,  # noqa: F401
                           get_registered_object, load_model, register_keras_serializable,
                           save_model)
+from mylib.layers.registration import get_custom_objects  # noqa: F401
 from mylib.models.saving import load_weights as _load_weights
 from mylib.models.saving import save_weights as _save_weights
 
@@ -15,7 +16,7 @@ CustomObjectScope = custom_object_scope
 __all__ = ["custom_object_scope", "CustomObjectScope", "get_registered_name",
            "get_registered_object", "load_model", "register_keras_serializable",
            "save_model", "serialize_keras_object", "deserialize_keras_object",
-           "load_weights", "save_weights"]
+           "load_weights", "save_weights", "get_custom_objects"]
 
 
 def save_weights(model, filepath, overwrite=True):

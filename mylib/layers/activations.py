@@ -229,7 +229,8 @@ _BY_NAME["hard_swish"] = hard_silu
 
 
 def get(identifier):
-    """The activation function for a name, a callable, or None (identity).
+    """The activation function for a name (built-in, or a custom object's: see
+    `keras.utils.get_custom_objects`), a callable, or None (identity).
 
     Raises:
       ValueError: for an unknown name (the message lists the known ones).
@@ -240,6 +241,12 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
+        if fn is None:
+            # A custom function by name (`get_custom_objects()["name"] = fn`, a
+            # registered one, or one in an active `custom_object_scope`), as Keras.
+            from mylib.layers import registration
+
+            fn = registration.get_registered_object(identifier)
         if fn is None:
             raise ValueError(f"Unknown activation function: '{identifier}'. Known: "
                              f"{sorted(_BY_NAME)}")

@@ -134,4 +134,23 @@ def serialize(constraint):
 
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg",
-           "unit_norm", "min_max_norm", "get", "serialize"]
+           "unit_norm", "min_max_norm", "get", "serialize",
+           "deserialize"]
+
+
+def deserialize(config, custom_objects=None):
+    """The constraint of a `serialize` config dict or name (Keras 3's `deserialize`), as
+    `get`; `custom_objects` (``{name: class}``) are looked up first.
+
+    Raises:
+      ValueError: for an unknown class or name.
+    """
+    from mylib.layers import registration
+
+    if custom_objects and isinstance(config, dict):
+        return registration.deserialize_object(config, {**_ALIASES, **_CLASSES, **custom_objects},
+                                               "constraint")
+    if custom_objects and isinstance(config, str) and config in custom_objects:
+        obj = custom_objects[config]
+        return obj() if isinstance(obj, type) else obj
+    return get(config)

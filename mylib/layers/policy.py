@@ -27,7 +27,8 @@ class Policy:
 
     Args:
       name: ``"mixed_float16"``, ``"mixed_bfloat16"``, or a dtype name (``"float32"``,
-        ``"float64"``, ``"bfloat16"``, ``"int32"``, ...) used for both dtypes.
+        ``"float64"``, ``"bfloat16"``, ``"int32"``, ...) used for both dtypes; or Keras
+        3's serialized ``{"class_name": "DTypePolicy", "config": {"name": ...}}``.
 
     Attributes:
       name: the policy name.
@@ -41,6 +42,9 @@ class Policy:
     def __init__(self, name):
         if isinstance(name, Policy):
             name = name.name
+        if isinstance(name, dict) and name.get("class_name") in ("DTypePolicy", "Policy") \
+                and isinstance(name.get("config"), dict):
+            name = name["config"].get("name")  # Keras 3's serialized form, in layer configs
         if not isinstance(name, str):
             try:
                 name = _dtypes.as_dtype(name).name

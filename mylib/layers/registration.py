@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 
 __all__ = ["register_serializable", "register_keras_serializable", "get_registered_name",
-           "registered_name_of",
+           "registered_name_of", "get_custom_objects",
            "get_registered_object", "custom_object_scope"]
 
 _REGISTERED = {}  # "package>name" -> class or function
@@ -61,6 +61,14 @@ def get_registered_object(name, custom_objects=None):
         if name in table:
             return table[name]
     return _REGISTERED.get(name)
+
+
+def get_custom_objects():
+    """The live global dict of custom objects, ``{name: class or function}`` (Keras 3's
+    `get_custom_objects`): `register_serializable` adds ``"package>name"`` entries, and
+    entries a program adds (``get_custom_objects()["my_loss"] = my_loss``) are found by
+    name when models and configs are loaded."""
+    return _REGISTERED
 
 
 @contextlib.contextmanager

@@ -86,3 +86,21 @@ def serialize(regularizer):
     from mylib.layers import registration
 
     return registration.serialize_object(regularizer)
+
+
+def deserialize(config, custom_objects=None):
+    """The regularizer of a `serialize` config dict or name (Keras 3's `deserialize`), as
+    `get`; `custom_objects` (``{name: class}``) are looked up first.
+
+    Raises:
+      ValueError: for an unknown class or name.
+    """
+    from mylib.layers import registration
+
+    if custom_objects and isinstance(config, dict):
+        return registration.deserialize_object(config, {**_CLASSES, **custom_objects},
+                                               "regularizer")
+    if custom_objects and isinstance(config, str) and config in custom_objects:
+        obj = custom_objects[config]
+        return obj() if isinstance(obj, type) else obj
+    return get(config)

@@ -45,6 +45,7 @@ FORMAT_VERSION = 1
 # The registry of serializable classes lives with the layers, which use it too.
 from mylib.layers.registration import (  # noqa: E402,F401
     custom_object_scope,
+    get_custom_objects,
     get_registered_name,
     get_registered_object,
     register_keras_serializable,

@@ -1,4 +1,5 @@
-"""Keras-style optimizers built on optax: `SGD`, `Adam`, `AdamW`, `Adagrad`, `RMSprop`.
+"""Keras-style optimizers built on optax: `SGD`, `Adam`, `AdamW`, `Adagrad`, `RMSprop`,
+`Nadam`, `Adamax`, `Adadelta`, `Ftrl`, `Lion`, `Lamb`, `Adafactor`.
 
 Each optimizer adds one `ResourceApplyOptax` op per `apply_gradients`; its state lives
 in slot variables (see `Optimizer`).
@@ -6,16 +7,24 @@ in slot variables (see `Optimizer`).
 
 from __future__ import annotations
 
+from mylib.optimizers.adadelta import Adadelta
+from mylib.optimizers.adafactor import Adafactor
 from mylib.optimizers.adagrad import Adagrad
 from mylib.optimizers.adam import Adam, AdamW
+from mylib.optimizers.ftrl import Ftrl
+from mylib.optimizers.lamb import Lamb
+from mylib.optimizers.lion import Lion
+from mylib.optimizers.nadam import Adamax, Nadam
 from mylib.optimizers.optimizer import Optimizer
 from mylib.optimizers.rmsprop import RMSprop
 from mylib.optimizers.sgd import SGD
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "adagrad": Adagrad,
-            "rmsprop": RMSprop}
+            "rmsprop": RMSprop, "nadam": Nadam, "adamax": Adamax, "adadelta": Adadelta,
+            "ftrl": Ftrl, "lion": Lion, "lamb": Lamb, "adafactor": Adafactor}
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "get", "serialize",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Nadam", "Adamax",
+           "Adadelta", "Ftrl", "Lion", "Lamb", "Adafactor", "get", "serialize",
            "deserialize"]
 
 

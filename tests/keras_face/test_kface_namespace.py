@@ -44,7 +44,7 @@ def test_layers_follow_mylib_layers(monkeypatch):
     (lambda: keras.layers, "JaxLayer", "keras.layers.FlaxLayer"),
     (lambda: keras.layers, "ConvLSTM2D", "keras.layers.Conv2D"),
     (lambda: keras.layers, "NoSuchLayer", "custom keras.layers.Layer"),
-    (lambda: keras.optimizers, "Nadam", "keras.optimizers.Adam"),
+    (lambda: keras.optimizers, "Muon", "keras.optimizers.Adam"),
     (lambda: keras, "applications", "keras.layers"),
     (lambda: keras, "distribution", "mylib.distribute"),
 ])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,6 +29,7 @@ import optax
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib.core.op_registry import NotDifferentiable, OpDef
+from mylib.core.ops.apply_ops import _ftrl as _ftrl_rule
 
 # Learning-rate schedules (Python callables of the step) cannot be attrs: they live
 # here, keyed by the id string in the op's `schedule` attr. Graphs using them do not
@@ -44,6 +46,130 @@ def register_schedule(fn):
 
 
 # ---------------------------------------------------------------- transformations
+# Keras 3 rules optax has no transform for, written as optax transformations so the op
+# runs them like the others. State leaves shared by all parameters (counts, Nadam's
+# momentum product) are scalars outside the per-parameter trees.
+class _RelativeStepState(NamedTuple):
+    step: jax.Array  # int32 [], updates applied so far
+
+
+def _scale_by_relative_step_rate():
+    """``u -> -min(learning_rate, 1 / sqrt(t)) * u`` at step ``t = 1, 2, ...``: Keras 3
+    Adafactor's step size ``rho_t``."""
+
+    def init_fn(params):
+        del params
+        return _RelativeStepState(step=jnp.zeros([], jnp.int32))
+
+    def update_fn(updates, state, params=None, *, learning_rate, **extra):
+        del params, extra
+        step = optax.safe_increment(state.step)
+        t = step.astype(jnp.float32)
+
+        def scale(u):
+            rate = jnp.minimum(jnp.asarray(learning_rate, u.dtype),
+                               jax.lax.rsqrt(t.astype(u.dtype)))
+            return (-rate * u).astype(u.dtype)
+
+        return jax.tree.map(scale, updates), _RelativeStepState(step=step)
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+class _NadamState(NamedTuple):
+    count: jax.Array  # int32 []
+    u_product: jax.Array  # [], the product of the momentum schedule u_1 ... u_t
+    mu: optax.Updates
+    nu: optax.Updates
+
+
+def _float_type(params):
+    leaves = jax.tree.leaves(params)
+    return jnp.float64 if leaves and leaves[0].dtype == jnp.float64 else jnp.float32
+
+
+def _scale_by_keras_nadam(beta_1, beta_2, epsilon):
+    """Keras 3's Nadam (Dozat, 2016, with the momentum schedule
+    ``u_t = beta_1 * (1 - 0.5 * 0.96**t)``); ``optax.scale_by_adam(nesterov=True)``
+    is the same rule with ``u_t = beta_1``."""
+
+    def init_fn(params):
+        return _NadamState(count=jnp.zeros([], jnp.int32),
+                           u_product=jnp.ones([], _float_type(params)),
+                           mu=optax.tree.zeros_like(params), nu=optax.tree.zeros_like(params))
+
+    def update_fn(updates, state, params=None):
+        del params
+        count = optax.safe_increment(state.count)
+        t = count.astype(state.u_product.dtype)
+        u_t = beta_1 * (1.0 - 0.5 * 0.96 ** t)
+        u_next = beta_1 * (1.0 - 0.5 * 0.96 ** (t + 1))
+        u_product = state.u_product * u_t
+        u_product_next = u_product * u_next
+        mu = optax.tree.update_moment(updates, state.mu, beta_1, 1)
+        nu = optax.tree.update_moment_per_elem_norm(updates, state.nu, beta_2, 2)
+
+        def direction(g, m, v):
+            dt = g.dtype
+            m_hat = (u_next.astype(dt) * m / (1 - u_product_next).astype(dt)
+                     + (1 - u_t).astype(dt) * g / (1 - u_product).astype(dt))
+            v_hat = v / (1 - beta_2 ** t).astype(dt)
+            return (m_hat / (jnp.sqrt(v_hat) + epsilon)).astype(dt)
+
+        out = jax.tree.map(direction, updates, mu, nu)
+        return out, _NadamState(count=count, u_product=u_product, mu=mu, nu=nu)
+
+    return optax.GradientTransformation(init_fn, update_fn)
+
+
+def _build_nadam(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    return optax.chain(_scale_by_keras_nadam(beta_1, beta_2, epsilon),
+                       _scale_by_learning_rate())
+
+
+class _FtrlState(NamedTuple):
+    accumulator: optax.Updates  # sum of squared gradients (from the initial value)
+    linear: optax.Updates  # the FTRL linear term z
+
+
+def _build_ftrl(learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                l2_shrinkage_regularization_strength=0.0, beta=0.0):
+    """FTRL-Proximal (McMahan et al., 2013, Algorithm 1) as Keras 3 writes it: the new
+    parameter is computed in closed form, so the update is ``new - param``."""
+    l1, l2_shrink = l1_regularization_strength, l2_shrinkage_regularization_strength
+
+    def init_fn(params):
+        return _FtrlState(
+            accumulator=jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value),
+                                     params),
+            linear=optax.tree.zeros_like(params))
+
+    def update_fn(updates, state, params=None, *, learning_rate, **extra):
+        del extra
+        if params is None:
+            raise ValueError("Ftrl needs the parameters in `update` (its rule reads them).")
+
+        def one(g, p, acc, lin):
+            lr = jnp.asarray(learning_rate, p.dtype)
+            # TensorFlow's ApplyFtrlV2 rule (shared with the TF1 `FtrlOptimizer`), with
+            # Keras's `beta` folded into the L2 strength.
+            new_p, (new_acc, lin) = _ftrl_rule(
+                p, [acc, lin], lr, l1, l2_regularization_strength + beta / (2.0 * lr),
+                l2_shrink, learning_rate_power, g)
+            return (new_p - p).astype(p.dtype), new_acc, lin
+
+        treedef = jax.tree.structure(updates)
+        outs = [one(*xs) for xs in zip(*(treedef.flatten_up_to(t) for t in
+                                           (updates, params, state.accumulator,
+                                            state.linear)))]
+        new_updates, accs, lins = ([o[i] for o in outs] for i in range(3))
+        return (treedef.unflatten(new_updates),
+                _FtrlState(accumulator=treedef.unflatten(accs), linear=treedef.unflatten(lins)))
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
 def _scale_by_learning_rate():
     """``u -> -learning_rate * u``, the rate given at update time (an extra arg)."""
 
@@ -86,8 +212,45 @@ def _build_rmsprop(rho=0.9, momentum=0.0, epsilon=1e-7, centered=False):
     return optax.chain(*parts)
 
 
+def _build_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    return optax.chain(optax.scale_by_adamax(b1=beta_1, b2=beta_2, eps=epsilon),
+                       _scale_by_learning_rate())
+
+
+def _build_adadelta(rho=0.95, epsilon=1e-7):
+    return optax.chain(optax.scale_by_adadelta(rho=rho, eps=epsilon),
+                       _scale_by_learning_rate())
+
+
+def _build_lion(beta_1=0.9, beta_2=0.99):
+    return optax.chain(optax.scale_by_lion(b1=beta_1, b2=beta_2), _scale_by_learning_rate())
+
+
+def _build_lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    # optax.lamb without its weight decay: the Optimizer's decoupled decay is applied
+    # before the update, outside the trust ratio, as Keras 3's Lamb.
+    return optax.chain(optax.scale_by_adam(b1=beta_1, b2=beta_2, eps=epsilon),
+                       optax.scale_by_trust_ratio(), _scale_by_learning_rate())
+
+
+def _build_adafactor(beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3, clip_threshold=1.0,
+                     relative_step=True):
+    del relative_step  # Keras 3 takes min(lr, 1/sqrt(t)) whatever its value
+    # optax.adafactor's pieces with Keras's settings: every array of rank >= 2 factored
+    # (optax's default only factors axes of 128 or more), the step size
+    # min(lr, 1/sqrt(t)) of Keras instead of optax's plain rate.
+    return optax.chain(
+        optax.scale_by_factored_rms(factored=True, decay_rate=-beta_2_decay,
+                                    min_dim_size_to_factor=0, epsilon=epsilon_1),
+        optax.clip_by_block_rms(clip_threshold),
+        optax.scale_by_param_block_rms(min_scale=epsilon_2),
+        _scale_by_relative_step_rate())
+
+
 _BUILDERS = {"sgd": _build_sgd, "adam": _build_adam, "adagrad": _build_adagrad,
-             "rmsprop": _build_rmsprop}
+             "rmsprop": _build_rmsprop, "nadam": _build_nadam, "adamax": _build_adamax,
+             "adadelta": _build_adadelta, "ftrl": _build_ftrl, "lion": _build_lion,
+             "lamb": _build_lamb, "adafactor": _build_adafactor}
 
 
 @functools.lru_cache(maxsize=256)
@@ -273,13 +436,16 @@ def _apply_optax_lower(ctx, op, *inputs):
         layout = _group_layout(tx, tuple((p.shape, p.dtype) for p in params))
         leaves = [ctx.read_var(op, per_var_refs[i][j]) for i, j in layout.sources]
         state = jax.tree.unflatten(layout.treedef, leaves)
+        wd = a.get("weight_decay")
+        if wd:
+            # Decoupled weight decay, p -= lr * wd * p, before the update as Keras 3
+            # applies it: rules that read the parameter (Lamb's trust ratio, Adafactor's
+            # scale, Ftrl) see the decayed one; for the others it equals optax.adamw.
+            params = [(p - jnp.asarray(lr).astype(p.dtype) * wd * p).astype(p.dtype)
+                      for p in params]
         updates, new_state = tx.update(grads, state, params, learning_rate=lr)
         new_params = optax.apply_updates(params, updates)
-    wd = a.get("weight_decay")
     for ref, p, new_p in zip(var_refs, params, new_params):
-        if wd:
-            # Decoupled weight decay, as Keras (and optax.adamw): p -= lr * wd * p.
-            new_p = new_p - lr.astype(p.dtype) * wd * p
         ctx.write_var(op, ref, new_p.astype(p.dtype))
     for (targets), v in zip(layout.targets, jax.tree.leaves(new_state)):
         for i, j in targets:
@@ -315,7 +481,9 @@ def resource_apply_optax(step, learning_rate, var_handles, slot_handles, grads, 
       slot_handles: handles of their optax state leaves, variable by variable, each in
         ``jax.tree.leaves(tx.init(param))`` order.
       grads: n dense gradients, shaped as the variables.
-      optimizer: kind, one of ``"sgd"``, ``"adam"``, ``"adagrad"``, ``"rmsprop"``.
+      optimizer: kind, one of ``"sgd"``, ``"adam"``, ``"adagrad"``, ``"rmsprop"``,
+        ``"nadam"``, ``"adamax"``, ``"adadelta"``, ``"ftrl"``, ``"lion"``, ``"lamb"``,
+        ``"adafactor"``.
       hparams: tuple of ``(name, value)`` pairs for the kind's transform builder.
       schedule: id from `register_schedule`; the rate is then ``schedule(iterations)``.
       clipnorm / global_clipnorm / clipvalue: gradient clipping, as Keras.

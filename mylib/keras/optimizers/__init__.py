@@ -16,9 +16,10 @@ from mylib.mixed_precision import LossScaleOptimizer  # noqa: F401
 
 __all__ = _reexport(globals(), _src) + ["schedules", "LossScaleOptimizer"]
 
-_OTHER = "use keras.optimizers.Adam, AdamW, SGD, RMSprop or Adagrad"
-_HINTS = {n: f"{_OTHER} (the optax transforms mylib wraps)." for n in
-          ("Adadelta", "Adamax", "Nadam", "Ftrl", "Lion", "Lamb", "Adafactor")}
+_OTHER = ("use keras.optimizers.Adam, AdamW, SGD, RMSprop, Adagrad, Nadam, Adamax, Adadelta, "
+          "Ftrl, Lion, Lamb or Adafactor (the optax transforms mylib wraps)")
+_HINTS = {n: f"{_OTHER}." for n in ("Muon", "ScheduleFreeAdamW", "MultiOptimizer",
+                                    "OptimizerMap")}
 
 
 def __getattr__(name):

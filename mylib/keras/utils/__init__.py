@@ -1,24 +1,68 @@
 """`keras.utils` (Keras 3): `to_categorical`, `normalize`, `pad_sequences`,
 `set_random_seed`, `plot_model` / `model_to_dot`, `get_file`, `PyDataset` /
-`Sequence`, and the serialization registry helpers."""
+`Sequence`, `Progbar`, `split_dataset`, the image file helpers (`load_img`, `save_img`,
+`img_to_array`, `array_to_img`; PIL optional), batch packing
+(`pack_x_y_sample_weight`), symbolic-tensor helpers (`is_keras_tensor`,
+`get_source_inputs`), and the serialization registry helpers."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from mylib.config import set_random_seed  # noqa: F401
+from mylib.keras.backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401
+from mylib.keras.saving import (deserialize_keras_object,  # noqa: F401
+                                serialize_keras_object)
+from mylib.keras.utils.dataset_utils import split_dataset  # noqa: F401
 from mylib.keras.utils.file_utils import get_file  # noqa: F401
+from mylib.keras.utils.image_utils import (array_to_img, img_to_array,  # noqa: F401
+                                           load_img, save_img)
 from mylib.keras.utils.plot import model_to_dot, plot_model  # noqa: F401
+from mylib.keras.utils.progbar import Progbar  # noqa: F401
 from mylib.keras.utils.sequences import PyDataset, Sequence, pad_sequences  # noqa: F401
-from mylib.saving import (custom_object_scope, get_registered_name,  # noqa: F401
-                          get_registered_object, register_keras_serializable)
+from mylib.models.custom_step import (pack_x_y_sample_weight,  # noqa: F401
+                                      unpack_x_y_sample_weight)
+from mylib.saving import (custom_object_scope, get_custom_objects,  # noqa: F401
+                          get_registered_name, get_registered_object,
+                          register_keras_serializable)
 
 CustomObjectScope = custom_object_scope
 
 __all__ = ["to_categorical", "normalize", "pad_sequences", "set_random_seed", "plot_model",
            "model_to_dot", "get_file", "PyDataset", "Sequence", "custom_object_scope",
            "CustomObjectScope", "get_registered_name", "get_registered_object",
-           "register_keras_serializable", "timeseries_dataset_from_array"]
+           "register_keras_serializable", "timeseries_dataset_from_array", "Progbar",
+           "clear_session", "get_custom_objects", "serialize_keras_object",
+           "deserialize_keras_object", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
+           "is_keras_tensor", "get_source_inputs", "img_to_array", "array_to_img",
+           "load_img", "save_img", "split_dataset", "standardize_dtype"]
+
+
+def get_source_inputs(tensor):
+    """The `Input` tensors `tensor` is computed from (Keras 3's `get_source_inputs`):
+    walks the layer calls that made it back to their inputs.
+
+    Args:
+      tensor: a symbolic tensor made by layers.
+    Returns:
+      A list of the input tensors, each once, in the order the walk meets them
+      (``[tensor]`` for an input itself); a value not made by a layer is returned as
+      it is (not in a list), as Keras does.
+    """
+    from mylib.layers.base import InputLayer, keras_history
+
+    history = keras_history(tensor)
+    if history is None:
+        return tensor
+    node = history[0]
+    if isinstance(node.layer, InputLayer):
+        return [tensor]
+    out = []
+    for t in node.input_tensors:
+        for x in get_source_inputs(t) if keras_history(t) is not None else [t]:
+            if all(x is not y for y in out):
+                out.append(x)
+    return out
 
 
 def to_categorical(x, num_classes=None):
@@ -118,12 +162,6 @@ _HINTS = {
     "image_dataset_from_directory": _FILES + ".",
     "text_dataset_from_directory": _FILES + ".",
     "audio_dataset_from_directory": _FILES + ".",
-    "split_dataset": "split the arrays with numpy, or use fit(validation_split=...).",
-    "load_img": "use PIL.Image.open and numpy.asarray.",
-    "img_to_array": "use numpy.asarray(image, dtype='float32').",
-    "array_to_img": "use PIL.Image.fromarray.",
-    "save_img": "use PIL.Image.fromarray(array).save(path).",
-    "Progbar": "fit's progress bar is the ProgbarLogger callback; use tqdm elsewhere.",
     "FeatureSpace": "preprocess the features with keras.layers preprocessing layers or "
                     "numpy.",
 }
