@@ -58,8 +58,6 @@ _MISSING = {
     "strings": "nothing yet: string tensors are host values; convert in Python (or in "
                "ml.py_func) before feeding numbers",
     "string_to_number": "a Python conversion before feeding (or ml.py_func)",
-    "dynamic_partition": "ml.boolean_mask per partition, or masks with ml.where",
-    "dynamic_stitch": "ml.scatter_nd / ml.tensor_scatter_nd_update with static sizes",
     "SparseTensor": "dense tensors (ml.scatter_nd builds one from indices and values)",
     "sparse_tensor_to_dense": "ml.scatter_nd(indices, values, dense_shape)",
 }

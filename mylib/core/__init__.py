@@ -57,7 +57,8 @@ from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,
                                       assert_negative, assert_non_negative,
                                       assert_non_positive, assert_none_equal, assert_positive,
                                       assert_rank, assert_type, check_numerics)
-from mylib.core.ops.control_flow_ops import case, cond, foldl, foldr, map_fn, scan, while_loop
+from mylib.core.ops.control_flow_ops import (case, cond, foldl, foldr, map_fn, scan, switch_case,
+                                             while_loop)
 from mylib.core.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
 from mylib.core.ops import linalg_ops, segment_ops, sequence_ops
 from mylib.core.ops.image_ops import extract_image_patches, random_crop
@@ -67,6 +68,9 @@ from mylib.core.ops.segment_ops import *  # noqa: F403
 from mylib.core.ops.sequence_ops import *  # noqa: F403
 from mylib.core.ops import special_ops
 from mylib.core.ops.special_ops import *  # noqa: F403
+from mylib.core.ops import array_extra_ops, math_extra_ops
+from mylib.core.ops.array_extra_ops import *  # noqa: F403
+from mylib.core.ops.math_extra_ops import *  # noqa: F403
 
 __all__ = [
     "dtypes", "errors",
@@ -94,9 +98,9 @@ __all__ = [
     "Assert", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
     "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_type", "check_numerics",
-    "case", "cond", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
+    "case", "cond", "switch_case", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
     "random_crop", "extract_image_patches", "TensorArray",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
      + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__
-     + special_ops.__all__)
+     + special_ops.__all__ + array_extra_ops.__all__ + math_extra_ops.__all__)
