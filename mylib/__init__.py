@@ -28,6 +28,10 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+from mylib import version  # noqa: F401,E402 - `tf.version.VERSION`
+
+# TensorFlow 1's `tf.VERSION`: mylib's own version string (see `mylib.version`).
+VERSION = __version__
 
 # Around a TensorFlow 1 program: tf.app, tf.flags, tf.gfile / tf.io.gfile, tf.logging,
 # tf.compat (as_str, ..., compat.v1), tf.contrib.

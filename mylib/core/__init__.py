@@ -26,7 +26,8 @@ from mylib.core.ops.reduction_ops import *  # noqa: F403
 from mylib.core.ops import apply_ops, state_ops, training_ops  # noqa: F401 - registers op types
 from mylib.core.variables import (Variable, global_variables, global_variables_initializer,
                                   is_variable_initialized, local_variables,
-                                  local_variables_initializer, report_uninitialized_variables,
+                                  local_variables_initializer, model_variables,
+                                  moving_average_variables, report_uninitialized_variables,
                                   trainable_variables, variable_creator_scope,
                                   variables_initializer)
 from mylib.core.gradients import IndexedSlices, gradients
@@ -43,6 +44,7 @@ from mylib.core.variable_scope import (AUTO_REUSE, PartitionedVariable, Variable
                                        min_max_variable_partitioner, no_regularizer,
                                        variable_axis_size_partitioner, variable_op_scope,
                                        variable_scope)
+from mylib.core.template import make_template
 from mylib.core.ops.nn_ops import *  # noqa: F403
 from mylib.core.ops.random_ops import *  # noqa: F403
 from mylib.core.ops.clip_ops import *  # noqa: F403
@@ -83,6 +85,7 @@ __all__ = [
     "get_op_def",
     "Variable", "global_variables", "global_variables_initializer", "is_variable_initialized",
     "local_variables", "local_variables_initializer", "report_uninitialized_variables",
+    "model_variables", "moving_average_variables", "make_template",
     "trainable_variables", "variable_creator_scope", "variables_initializer",
     "IndexedSlices", "gradients", "GradientTape", "UnconnectedGradients",
     "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
