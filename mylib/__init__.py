@@ -28,6 +28,10 @@ from mylib.devices import DeviceSpec  # noqa: F401
 from mylib.models import Model, Sequential  # noqa: F401
 
 from mylib._version import __version__  # noqa: F401
+from mylib import version  # noqa: F401,E402 - `tf.version.VERSION`
+
+# TensorFlow 1's `tf.VERSION`: mylib's own version string (see `mylib.version`).
+VERSION = __version__
 
 # Around a TensorFlow 1 program: tf.app, tf.flags, tf.gfile / tf.io.gfile, tf.logging,
 # tf.compat (as_str, ..., compat.v1), tf.contrib.
@@ -58,8 +62,6 @@ _MISSING = {
     "strings": "nothing yet: string tensors are host values; convert in Python (or in "
                "ml.py_func) before feeding numbers",
     "string_to_number": "a Python conversion before feeding (or ml.py_func)",
-    "dynamic_partition": "ml.boolean_mask per partition, or masks with ml.where",
-    "dynamic_stitch": "ml.scatter_nd / ml.tensor_scatter_nd_update with static sizes",
     "SparseTensor": "dense tensors (ml.scatter_nd builds one from indices and values)",
     "sparse_tensor_to_dense": "ml.scatter_nd(indices, values, dense_shape)",
 }

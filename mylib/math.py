@@ -15,6 +15,10 @@ from mylib.core.ops.sequence_ops import (atan2, count_nonzero, div_no_nan, is_in
 from mylib.core.ops.nn_ops import (in_top_k, l2_normalize, log_softmax,  # noqa: F401
                                    softmax, softplus)
 from mylib.core.ops.linalg_ops import trace  # noqa: F401
+from mylib.core.ops.math_extra_ops import (cumulative_logsumexp, divide_no_nan, erfc,  # noqa: F401
+                                           lbeta, multiply_no_nan, polyval, realdiv,
+                                           reduce_euclidean_norm, rint, truncatediv)
+from mylib.core.ops.array_extra_ops import bincount, invert_permutation  # noqa: F401
 from mylib.core.ops.special_ops import (argsort, digamma, lgamma, log_sigmoid,  # noqa: F401
                                         reduce_std, reduce_variance, sort)
 
@@ -24,4 +28,6 @@ __all__ = sorted(set(_math_all) | set(_reduction_all) | {
     "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum", "atan2",
     "count_nonzero", "div_no_nan", "in_top_k", "is_inf", "is_nan", "top_k", "l2_normalize",
     "log_softmax", "softmax", "softplus", "trace", "argsort", "digamma", "lgamma",
-    "log_sigmoid", "reduce_std", "reduce_variance", "sort"})
+    "log_sigmoid", "reduce_std", "reduce_variance", "sort", "cumulative_logsumexp",
+    "divide_no_nan", "erfc", "lbeta", "multiply_no_nan", "polyval", "realdiv",
+    "reduce_euclidean_norm", "rint", "truncatediv", "bincount", "invert_permutation"})

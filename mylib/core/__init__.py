@@ -26,7 +26,8 @@ from mylib.core.ops.reduction_ops import *  # noqa: F403
 from mylib.core.ops import apply_ops, state_ops, training_ops  # noqa: F401 - registers op types
 from mylib.core.variables import (Variable, global_variables, global_variables_initializer,
                                   is_variable_initialized, local_variables,
-                                  local_variables_initializer, report_uninitialized_variables,
+                                  local_variables_initializer, model_variables,
+                                  moving_average_variables, report_uninitialized_variables,
                                   trainable_variables, variable_creator_scope,
                                   variables_initializer)
 from mylib.core.gradients import IndexedSlices, gradients
@@ -43,6 +44,7 @@ from mylib.core.variable_scope import (AUTO_REUSE, PartitionedVariable, Variable
                                        min_max_variable_partitioner, no_regularizer,
                                        variable_axis_size_partitioner, variable_op_scope,
                                        variable_scope)
+from mylib.core.template import make_template
 from mylib.core.ops.nn_ops import *  # noqa: F403
 from mylib.core.ops.random_ops import *  # noqa: F403
 from mylib.core.ops.clip_ops import *  # noqa: F403
@@ -57,7 +59,8 @@ from mylib.core.ops.check_ops import (Assert, assert_equal, assert_greater,
                                       assert_negative, assert_non_negative,
                                       assert_non_positive, assert_none_equal, assert_positive,
                                       assert_rank, assert_type, check_numerics)
-from mylib.core.ops.control_flow_ops import case, cond, foldl, foldr, map_fn, scan, while_loop
+from mylib.core.ops.control_flow_ops import (case, cond, foldl, foldr, map_fn, scan, switch_case,
+                                             while_loop)
 from mylib.core.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
 from mylib.core.ops import linalg_ops, segment_ops, sequence_ops
 from mylib.core.ops.image_ops import extract_image_patches, random_crop
@@ -67,6 +70,9 @@ from mylib.core.ops.segment_ops import *  # noqa: F403
 from mylib.core.ops.sequence_ops import *  # noqa: F403
 from mylib.core.ops import special_ops
 from mylib.core.ops.special_ops import *  # noqa: F403
+from mylib.core.ops import array_extra_ops, math_extra_ops
+from mylib.core.ops.array_extra_ops import *  # noqa: F403
+from mylib.core.ops.math_extra_ops import *  # noqa: F403
 
 __all__ = [
     "dtypes", "errors",
@@ -79,6 +85,7 @@ __all__ = [
     "get_op_def",
     "Variable", "global_variables", "global_variables_initializer", "is_variable_initialized",
     "local_variables", "local_variables_initializer", "report_uninitialized_variables",
+    "model_variables", "moving_average_variables", "make_template",
     "trainable_variables", "variable_creator_scope", "variables_initializer",
     "IndexedSlices", "gradients", "GradientTape", "UnconnectedGradients",
     "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
@@ -94,9 +101,9 @@ __all__ = [
     "Assert", "assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
     "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
     "assert_none_equal", "assert_positive", "assert_rank", "assert_type", "check_numerics",
-    "case", "cond", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
+    "case", "cond", "switch_case", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
     "random_crop", "extract_image_patches", "TensorArray",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
      + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__
-     + special_ops.__all__)
+     + special_ops.__all__ + array_extra_ops.__all__ + math_extra_ops.__all__)

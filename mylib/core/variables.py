@@ -520,6 +520,19 @@ def local_variables(scope=None):
     return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
+def model_variables(scope=None):
+    """The variables in `GraphKeys.MODEL_VARIABLES` (those a model adds there, e.g. with
+    ``get_variable(..., collections=[GLOBAL_VARIABLES, MODEL_VARIABLES])``), optionally
+    only those whose name matches the regex `scope`."""
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope=None):
+    """The variables `train.ExponentialMovingAverage.apply` averages
+    (`GraphKeys.MOVING_AVERAGE_VARIABLES`), optionally filtered by the regex `scope`."""
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
 def variables_initializer(var_list, name="init"):
     """An op that initializes `var_list`. Initializers run in dependency order: a
     variable whose initial value reads another is initialized after it."""

@@ -96,7 +96,11 @@ from mylib.metrics.streaming import (accuracy, auc, false_negatives,  # noqa: E4
                                      mean_squared_error, precision, recall,
                                      root_mean_squared_error, true_negatives, true_positives)
 
-__all__ += [n for n in streaming.__all__ if n not in __all__]
+from mylib.metrics import streaming_classes  # noqa: E402
+from mylib.metrics.streaming_classes import (mean_iou, mean_per_class_accuracy,  # noqa: E402
+                                             precision_at_k, recall_at_k)
+
+__all__ += [n for n in streaming.__all__ + streaming_classes.__all__ if n not in __all__]
 
 
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy,

@@ -37,6 +37,7 @@ from mylib.core.func_graph import (build_function, call_function, get_function,
 from mylib.core.graph import _user_frame, get_default_graph
 from mylib.core.op_registry import OpDef, RegisterGradient, TensorSpec, convert_to_tensor
 from mylib.core.ops import array_ops, constant_ops, state_ops
+from mylib.core.ops.math_ops import equal
 from mylib.core.tensor_shape import TensorShape, as_shape
 from mylib.core.vjp import generic_vjp
 
@@ -323,6 +324,60 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
                           {"branches": tuple(fg.name for fg in fgs), "n_preds": len(preds),
                            "var_keys": keys}, name=opdef.name)
     return _finish(op, fgs[0])
+
+
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """``branch_fns[branch_index]()``, as TensorFlow's `switch_case`: only the chosen
+    branch runs.
+
+    Args:
+      branch_index: scalar int32/int64 `Tensor` (or a Python int: the branch is then
+        simply called).
+      branch_fns: a dict ``{int: callable}``, a list of ``(int, callable)`` pairs, or a
+        list of callables (indexed by position); the keys must be 0..N-1. Every branch
+        returns the same structure and dtypes.
+      default: callable run for an index outside [0, N); by default the last branch
+        (TensorFlow's rule).
+      name: name scope.
+    Returns:
+      The chosen branch's outputs, as `cond`. Gradients flow through the branch taken.
+    Raises:
+      TypeError: `branch_fns` is not a list or dict, or a branch is not callable.
+      ValueError: no branches, or keys that are not 0..N-1.
+      InvalidArgumentError: `branch_index` is not a scalar integer, or the branches
+        differ in structure, dtype or shape.
+    """
+    if isinstance(branch_fns, dict):
+        pairs = sorted(branch_fns.items(), key=lambda kv: kv[0])
+    elif isinstance(branch_fns, (list, tuple)):
+        pairs = [p if isinstance(p, tuple) else (i, p) for i, p in enumerate(branch_fns)]
+        pairs = sorted(pairs, key=lambda kv: kv[0])
+    else:
+        raise TypeError("switch_case: branch_fns must be a list or a dict. Received: "
+                        f"{type(branch_fns).__name__}")
+    if not pairs:
+        raise ValueError("switch_case: branch_fns must not be empty")
+    for i, (k, f) in enumerate(pairs):
+        if not isinstance(k, (int, np.integer)) or k != i:
+            raise ValueError(f"switch_case: the branch keys must be 0..{len(pairs) - 1}. "
+                             f"Received: {[k for k, _ in pairs]}")
+        if not callable(f):
+            raise TypeError(f"switch_case: branch {k} is not callable: {f!r}")
+    fns = [f for _, f in pairs]
+    if default is not None and not callable(default):
+        raise TypeError(f"switch_case: default must be callable. Received: {default!r}")
+    if isinstance(branch_index, (int, np.integer)):
+        i = int(branch_index)
+        return fns[i]() if 0 <= i < len(fns) else (default or fns[-1])()
+    idx = convert_to_tensor(branch_index)
+    if not idx.dtype.is_integer or idx.shape.rank not in (None, 0):
+        raise errors.InvalidArgumentError(
+            f"switch_case: branch_index must be a scalar int32 or int64 tensor. Received: "
+            f"'{idx.name}' {idx.dtype.name} {idx.shape}" + _where())
+    with get_default_graph().name_scope(name or "switch_case"):
+        n = len(fns) if default is not None else len(fns) - 1
+        preds = [(equal(idx, i), fns[i]) for i in range(n)]
+        return case(preds, default=default or fns[-1], name="case")
 
 
 # ================================================================ while_loop
@@ -899,4 +954,4 @@ def tuple_(tensors, control_inputs=None, name=None):
     return out
 
 
-__all__ = ["cond", "case", "while_loop", "scan", "foldl", "foldr", "map_fn"]
+__all__ = ["cond", "case", "switch_case", "while_loop", "scan", "foldl", "foldr", "map_fn"]
