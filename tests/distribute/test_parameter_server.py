@@ -189,7 +189,8 @@ def test_backup_worker_gradients_are_dropped_not_applied():
             init = ml.global_variables_initializer()
         _sess(g).run(init)
         coord = ClusterCoordinator(s)
-        s.simulate_slow_worker(2, 1.0)
+        delay = 1.5  # seconds per straggler step; 9 steps at its pace would take 13.5 s
+        s.simulate_slow_worker(2, delay)
 
         def step():
             return opt.minimize(ml.reduce_sum(w * -1.0), var_list=[w])  # gradient -1
@@ -205,7 +206,7 @@ def test_backup_worker_gradients_are_dropped_not_applied():
         # Each applied step adds exactly the mean gradient (1.0), never a stale one.
         np.testing.assert_allclose(wv, [it, it])
         assert st["dropped_gradients"] >= 1
-        assert time.time() - t0 < 9 * 1.0  # the straggler did not set the pace
+        assert time.time() - t0 < 9 * delay  # the straggler did not set the pace
     finally:
         s.close()
 
