@@ -206,11 +206,15 @@ def _build(layer, template, arrays, g):
     from mylib.layers.base import collect_call_effects, flatten, pack_like
     from mylib.runtime import keras_session
 
+    # A stateful recurrent layer keeps states of one batch size: its batch is static.
+    static_batch = any(getattr(sub, "stateful", False) for sub in _all_layers(layer))
     with g.as_default(), g.collectable():
         phs, dts = [], []
         for a in arrays:
             dt = _dtypes.as_dtype(np.dtype(a.dtype))
-            shape = [None] + list(np.shape(a))[1:] if np.ndim(a) >= 1 else []
+            shape = list(np.shape(a))
+            if shape and not static_batch:
+                shape[0] = None
             phs.append(array_ops.placeholder(dt, shape, name=f"{layer.name}_array_arg"))
             dts.append(np.dtype(dt.np))
         ins, args, kwargs = _fill(template, phs)

@@ -33,9 +33,10 @@ from mylib.layers.rnn_cells import (check_rates, check_units, gru_step, lstm_ste
                                     make_weights, simple_rnn_step,
                                     unit_forget_bias_initializer)
 from mylib.layers.rnn_cells import dropout_mask as _dropout_mask
+from mylib.layers.rnn_state import StatefulRNNMixin
 
 
-class _RNN(Layer):
+class _RNN(StatefulRNNMixin, Layer):
     """Shared machinery of the recurrent layers: weights, the scan, masks, options.
 
     Subclasses set `_gates` and `_state_count` and define `_step(x_t, states, rdm)`,
@@ -60,10 +61,6 @@ class _RNN(Layer):
         super().__init__(**kwargs)
         check_units(units)
         check_rates(dropout, recurrent_dropout)
-        if stateful:
-            raise NotImplementedError(
-                f'Layer "{self.name}": stateful=True is not supported; carry states '
-                "between batches with `return_state=True` and `initial_state=`.")
         self.units = int(units)
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
@@ -80,7 +77,8 @@ class _RNN(Layer):
         self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.seed = seed
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), False, bool(unroll)
+        self.go_backwards, self.unroll = bool(go_backwards), bool(unroll)
+        self.stateful, self.states = bool(stateful), None
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.input_spec = InputSpec(ndim=3)
 
@@ -95,6 +93,9 @@ class _RNN(Layer):
         feat = input_shape[-1]
         make_weights(self, feat, self._gates, self._bias_shape(), self._bias_init())
         self.input_spec = InputSpec(ndim=3, axes={-1: feat})
+        if self.stateful:
+            zero = constant_ops.zeros([1, self.units], self.dtype)
+            self._build_states(input_shape[0], [zero] * self._state_count)
 
     def _input_bias(self):
         return self.bias
@@ -104,6 +105,8 @@ class _RNN(Layer):
         x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
+        if self.stateful:
+            x, kept = self._read_states(x)
         if training and self.dropout > 0:
             dm = _dropout_mask(x[:, 0, :], self.dropout, self.seed)
             x = x * array_ops.expand_dims(dm, 1)
@@ -116,7 +119,9 @@ class _RNN(Layer):
             xt = xt[::-1]
             m = m[::-1] if m is not None else None
 
-        if initial_state is None:
+        if initial_state is None and self.stateful:
+            states = kept
+        elif initial_state is None:
             zero = array_ops.reshape(constant_ops.zeros(
                 array_ops.stack([array_ops.shape(xt)[1], self.units]), self.dtype),
                 [-1 if xt.shape[1] is None else xt.shape[1], self.units])
@@ -162,7 +167,8 @@ class _RNN(Layer):
             # in the gradient, its cotangents).
             final = list(control_flow_ops.foldl(fn, elems, initializer=tuple(states),
                                                 name="rnn_fold", unroll=self.unroll))
-            return [final[0]] + final if self.return_state else final[0]
+            out = [final[0]] + final if self.return_state else final[0]
+            return self._keep_states(final, out) if self.stateful else out
         seqs = control_flow_ops.scan(fn, elems, initializer=tuple(states), name="rnn_scan",
                                      unroll=self.unroll)
         outputs = seqs[0]  # [T, B, units]: the output of each step is the state h
@@ -172,9 +178,8 @@ class _RNN(Layer):
         last = outputs[-1]
         final = [s[-1] for s in seqs]
         output = array_ops.transpose(outputs, [1, 0, 2]) if self.return_sequences else last
-        if self.return_state:
-            return [output] + final
-        return output
+        out = [output] + final if self.return_state else output
+        return self._keep_states(final, out) if self.stateful else out
 
     def _step(self, x_t, states, rdm):
         raise NotImplementedError(
@@ -217,7 +222,7 @@ class _RNN(Layer):
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout,
                 "seed": self.seed, "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "stateful": False, "unroll": self.unroll,
+                "stateful": self.stateful, "unroll": self.unroll,
                 "zero_output_for_mask": self.zero_output_for_mask}
 
 
@@ -239,7 +244,9 @@ class SimpleRNN(_RNN):
       unroll: unroll the time loop in the compiled program (often faster
         for short sequences, slower to compile for long ones).
       zero_output_for_mask: masked steps output zeros instead of the previous output.
-      stateful: only False (True raises `NotImplementedError`).
+      stateful: keep the final states of each batch as the initial states of the next
+        (sample i continues sample i; needs a static batch size); `reset_states()`
+        zeroes them (see `mylib.layers.rnn_state`).
     A ``recurrent_activation`` argument (which `SimpleRNN` has none of) is accepted and
     ignored, with a warning once.
     Call arguments: ``inputs [batch, time, features]``, ``initial_state`` (list of

@@ -21,6 +21,7 @@ from mylib.core.ops import array_ops, constant_ops, control_flow_ops, math_ops
 from mylib.layers import registration
 from mylib.layers.base import Layer, training_context
 from mylib.layers.rnn_cells import zeros_state
+from mylib.layers.rnn_state import StatefulRNNMixin
 
 _tree = jax.tree_util
 
@@ -213,7 +214,7 @@ def _set_dropout_masks(cell, step_input, state, training):
         cell._set_sequence_masks(step_input, state, training)
 
 
-class RNN(Layer):
+class RNN(StatefulRNNMixin, Layer):
     """Runs a recurrent cell over the time axis of a sequence, as Keras 3's `RNN`.
 
     Args:
@@ -228,8 +229,9 @@ class RNN(Layer):
         states nest per cell, as Keras's).
       go_backwards: process the sequence from its end; the returned sequence is in
         processing order (reversed), as Keras.
-      stateful: only False (True raises NotImplementedError, as mylib's `LSTM`): carry
-        states between batches with ``return_state=True`` and ``initial_state=``.
+      stateful: keep the final states of each batch as the initial states of the next
+        (needs a static batch size; `reset_states()` zeroes them; see
+        `mylib.layers.rnn_state`).
       unroll: unroll the time loop in the compiled program (`lax.scan`'s ``unroll``;
         needs a static sequence length).
       zero_output_for_mask: masked steps output zeros instead of the previous output.
@@ -261,13 +263,10 @@ class RNN(Layer):
             raise ValueError("state_size must be an integer, or a list/tuple of integers "
                              f"(one for each state tensor). Received: {state_size!r}")
         super().__init__(**kwargs)
-        if stateful:
-            raise NotImplementedError(
-                f'Layer "{self.name}": stateful=True is not supported; carry states '
-                "between batches with `return_state=True` and `initial_state=`.")
         self.cell = cell
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.stateful = bool(go_backwards), False
+        self.go_backwards = bool(go_backwards)
+        self.stateful, self.states = bool(stateful), None
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.supports_masking = True
@@ -291,6 +290,9 @@ class RNN(Layer):
                              f"ndim={len(sequences_shape)}. Full shape received: "
                              f"{tuple(sequences_shape)}")
         _build_cell(self.cell, (sequences_shape[0],) + tuple(sequences_shape[2:]))
+        if self.stateful:
+            batch = sequences_shape[0]
+            self._build_states(batch, _tree.tree_leaves(self.get_initial_state(batch or 1)))
         self.built = True
 
     def get_initial_state(self, batch_size):
@@ -332,8 +334,14 @@ class RNN(Layer):
             raise ValueError("Cannot unroll a RNN if the time dimension is undefined. "
                              "Specify the time dimension with the `shape` of `Input()`.")
         batch = x.shape[0] if x.shape[0] is not None else array_ops.shape(x)[0]
-        states = (self.get_initial_state(batch) if initial_state is None
-                  else self._standardize_state(initial_state, batch))
+        if self.stateful:
+            x, kept = self._read_states(x)
+        if initial_state is None and self.stateful:
+            states = _tree.tree_unflatten(
+                _tree.tree_structure(self.get_initial_state(batch)), kept)
+        else:
+            states = (self.get_initial_state(batch) if initial_state is None
+                      else self._standardize_state(initial_state, batch))
         flat, tree = _tree.tree_flatten(states)
         flat = [s if s.dtype == dtype else math_ops.cast(s, dtype) for s in flat]
         states = _tree.tree_unflatten(tree, flat)
@@ -400,9 +408,9 @@ class RNN(Layer):
             output = array_ops.transpose(outputs, perm)
         else:
             output = last
-        if self.return_state:
-            return [output] + list(_tree.tree_unflatten(tree, final_flat))
-        return output
+        out = [output] + list(_tree.tree_unflatten(tree, final_flat)) \
+            if self.return_state else output
+        return self._keep_states(final_flat, out) if self.stateful else out
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
         b, t = sequences_shape[0], sequences_shape[1]
@@ -427,7 +435,7 @@ class RNN(Layer):
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "stateful": False, "unroll": self.unroll,
+                "stateful": self.stateful, "unroll": self.unroll,
                 "zero_output_for_mask": self.zero_output_for_mask,
                 "cell": _cell_entry(self.cell)}
 

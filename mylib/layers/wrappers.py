@@ -129,6 +129,31 @@ class Bidirectional(Layer):
             return (out if isinstance(out, list) else [out]) + f_states + b_states
         return out
 
+    @property
+    def stateful(self):
+        return bool(getattr(self.forward_layer, "stateful", False))
+
+    @property
+    def states(self):
+        """The forward then the backward layer's kept states (stateful layers), or
+        None."""
+        fs = getattr(self.forward_layer, "states", None)
+        bs = getattr(self.backward_layer, "states", None)
+        return tuple(fs + bs) if fs and bs else None
+
+    def reset_states(self):
+        """Zeroes both directions' kept states (see `mylib.layers.rnn_state`).
+
+        Raises:
+          AttributeError: the wrapped layer is not stateful (Keras 3).
+        """
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
+
     def compute_mask(self, inputs, mask=None):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]

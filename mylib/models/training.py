@@ -573,6 +573,19 @@ class Model(GraphNetworkMixin, Layer):
             fn = self._fns[key] = self.session.make_callable(self._reset_metrics_op(mode))
         fn()
 
+    def reset_states(self):
+        """Zeroes the kept states of every stateful recurrent layer in the model (TF
+        Keras's `Model.reset_states`; Keras 3 has it on the layers only)."""
+        seen, todo = set(), list(self.layers)
+        while todo:
+            layer = todo.pop()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+            todo.extend(getattr(layer, "layers", None) or layer._flat_layers())
+
     def reset_metrics(self):
         if self._tracking is not None or (self._custom_steps() and self.inputs is not None):
             self._reset_metrics("all")
@@ -583,6 +596,7 @@ class Model(GraphNetworkMixin, Layer):
             outs = self.outputs
             if cs.overrides(self, "predict_step"):
                 outs, self._predict_struct = cs.build_predict_outputs(self)
+            self._init_all()  # weights, and non-weight state (stateful RNNs)
             fn = self.session.make_device_callable(outs, list(self.inputs))
             self._fns["predict"] = fn
             self._fns["predict_loop"] = self.session.make_device_loop_callable(

@@ -314,8 +314,8 @@ def test_output_shapes_and_bad_arguments():
 
     with pytest.raises(ValueError, match="state_size"):
         mk.layers.RNN(NoState())
-    with pytest.raises(NotImplementedError, match="stateful"):
-        mk.layers.RNN(mk.layers.LSTMCell(2), stateful=True)
+    with pytest.raises(ValueError, match="batch size must be static"):
+        mk.layers.RNN(mk.layers.LSTMCell(2), stateful=True)(x)
     with pytest.raises(ValueError, match="dropout"):
         mk.layers.LSTMCell(2, dropout=1.5)
     with pytest.raises(ValueError, match="unroll"):

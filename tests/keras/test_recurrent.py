@@ -195,8 +195,8 @@ def test_dropout_only_in_training_and_errors():
     assert np.allclose(a, a[0]) and not np.allclose(b, b[0])
     with pytest.raises(ValueError, match="units"):
         L.LSTM(0)
-    with pytest.raises(NotImplementedError, match="stateful"):
-        L.GRU(2, stateful=True)
+    with pytest.raises(ValueError, match="batch size must be static"):
+        L.GRU(2, stateful=True)(L.Input(shape=(3, 2)))
     with pytest.raises(ValueError, match='"lstm_9".*ndim=3'):
         L.LSTM(2, name="lstm_9")(L.Input(shape=(3,)))
 

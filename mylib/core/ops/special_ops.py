@@ -21,7 +21,8 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import name_scope
 from mylib.core.gradients import gradients
-from mylib.core.op_registry import NotDifferentiable, OpDef, convert_to_tensor
+from mylib.core.op_registry import (NotDifferentiable, OpDef, RegisterGradient, TensorSpec,
+                                    convert_to_tensor)
 from mylib.core.ops import (_shape_rules, array_ops, check_ops, constant_ops, math_ops,
                             nn_ops, reduction_ops, segment_ops)
 from mylib.core.tensor_shape import TensorShape
@@ -217,21 +218,47 @@ def identity_n(input, name=None):  # noqa: A002
         return [array_ops.identity(t) for t in input]
 
 
+def _ensure_shape_kernel(x, shape):
+    got = tuple(x.shape)
+    if len(got) != len(shape) or any(w is not None and w != d for w, d in zip(shape, got)):
+        from mylib import errors
+
+        raise errors.InvalidArgumentError(
+            f"Shape of tensor [{','.join(map(str, got))}] is not compatible with expected "
+            f"shape [{','.join('?' if w is None else str(w) for w in shape)}].")
+    return x
+
+
+def _ensure_shape_shape(x, shape):
+    return TensorSpec(x.shape.merge_with(TensorShape(list(shape))), x.dtype)
+
+
+EnsureShape = OpDef("EnsureShape", _ensure_shape_kernel, shape_fn=_ensure_shape_shape)
+
+
+@RegisterGradient("EnsureShape")
+def _ensure_shape_grad(op, grad):
+    return [grad]
+
+
 def ensure_shape(x, shape, name=None):
-    """`x` with its static shape refined by `shape` (None for unknown dims).
+    """`x`, checked to have `shape` (None for dims of any size), with its static shape
+    refined by it (TensorFlow's `ensure_shape`).
 
     Raises:
       ValueError: `x`'s known shape is incompatible with `shape` (when the graph is
-        built). Differs from TensorFlow: dimensions unknown when the graph is built are
-        not checked when the step runs (XLA fixes them per feed signature)."""
+        built).
+      InvalidArgumentError: the value's shape is not `shape` when the step is compiled
+        for its feeds (a fed batch of another size), naming this op.
+    """
     x = convert_to_tensor(x)
     want = TensorShape(shape)
     if not x.shape.is_compatible_with(want):
         raise ValueError(f"ensure_shape: shape of tensor '{x.name}' {x.shape} is not "
                          f"compatible with expected shape {want}.")
-    out = array_ops.identity(x, name=name)
-    out.set_shape(x.shape.merge_with(want))
-    return out
+    if want.rank is None:
+        return array_ops.identity(x, name=name)
+    return EnsureShape(x, shape=tuple(want.as_list()), name=name)
 
 
 def verify_tensor_all_finite(t, msg, name=None, x=None, message=None):
