@@ -14,5 +14,6 @@ __all__ = ["to_snake_case"]
 def to_snake_case(name):
     """`name` in snake case as Keras spells it: ``TopKCategoricalAccuracy`` ->
     ``top_k_categorical_accuracy``, ``AUC`` -> ``auc``."""
-    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    s = re.sub(r"\W+", "", name)
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", s)
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()

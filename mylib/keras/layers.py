@@ -46,8 +46,6 @@ def deserialize(config, custom_objects=None):
 
 
 _HINTS = {
-    "ConvLSTM2D": "build it from keras.layers.Conv2D inside a custom layer with "
-                  "keras.ops.scan.",
     "TFSMLayer": "TensorFlow SavedModels are not read; save and load models with "
                  "keras.saving.save_model / load_model.",
     "TorchModuleWrapper": "wrap Flax modules with keras.layers.FlaxLayer instead.",

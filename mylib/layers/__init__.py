@@ -29,6 +29,8 @@ from mylib.layers.einsum_dense import EinsumDense  # noqa: F401
 from mylib.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
 from mylib.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
 from mylib.layers.rnn_layer import RNN, StackedRNNCells  # noqa: F401
+from mylib.layers.conv_lstm import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: F401
+                                    ConvLSTMCell)
 from mylib.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
 from mylib.layers.attention import MultiHeadAttention  # noqa: F401
 from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # noqa: F401

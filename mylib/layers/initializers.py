@@ -99,9 +99,14 @@ class TruncatedNormal(RandomNormal):
                                           dtype=_dt(dtype), seed=self.seed)
 
 
-def compute_fans(shape):
-    """(fan_in, fan_out) as Keras computes them (receptive field for conv kernels)."""
+def compute_fans(shape, input_axes=None, output_axes=None):
+    """(fan_in, fan_out) as Keras computes them (receptive field for conv kernels), or
+    the products of the dims of `input_axes` and `output_axes` when both are given
+    (Keras 3.15's form, for kernels such as `EinsumDense`'s)."""
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return (int(np.prod([shape[a] for a in input_axes])),
+                int(np.prod([shape[a] for a in output_axes])))
     if len(shape) < 1:
         return 1, 1
     if len(shape) == 1:
@@ -116,7 +121,8 @@ class VarianceScaling(Initializer):
     """Draws with variance ``scale / n`` (n = fan_in, fan_out or their mean) from a
     truncated normal, an untruncated normal, or a uniform distribution."""
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         if scale <= 0.0:
             raise ValueError(f"`scale` must be positive. Received: scale={scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -126,9 +132,11 @@ class VarianceScaling(Initializer):
         if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
             raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+        self.input_axes = None if input_axes is None else [int(a) for a in input_axes]
+        self.output_axes = None if output_axes is None else [int(a) for a in output_axes]
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         dt = _dt(dtype)
@@ -146,15 +154,18 @@ class VarianceScaling(Initializer):
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                "seed": self.seed}
+                "seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 def _vs(name, scale, mode, distribution):
-    def __init__(self, seed=None):
-        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        VarianceScaling.__init__(self, scale, mode, distribution, seed, input_axes,
+                                 output_axes)
 
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
     return type(name, (VarianceScaling,), {"__init__": __init__, "get_config": get_config,
                                            "__doc__": f"VarianceScaling({scale}, {mode!r}, "
