@@ -39,6 +39,12 @@ class MultiHeadAttention(Layer):
       kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
       kernel_constraint, bias_constraint: for the four projections.
       activity_regularizer: of the layer's output (as every layer's).
+      use_gate: gate each head's output by ``sigmoid(query @ gate/kernel + gate/bias)``
+        (kernel ``[dim, H, value_dim]``) before the output projection (gated attention,
+        Qiu et al. 2025, as Keras 3).
+      sliding_window: position t attends only to s with ``|t - s| < sliding_window``
+        (ANDed with the other masks; with ``use_causal_mask`` the causal window).
+      flash_attention: accepted for Keras compatibility; XLA chooses the kernel.
     Call arguments: ``query, value, key=None, attention_mask=None,
       return_attention_scores=False, training=None, use_causal_mask=False``.
     Returns:
@@ -50,12 +56,21 @@ class MultiHeadAttention(Layer):
                  output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 seed=None, **kwargs):
+                 use_gate=False, sliding_window=None, flash_attention=None, seed=None,
+                 **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        if sliding_window is not None and (isinstance(sliding_window, bool) or not isinstance(
+                sliding_window, int) or sliding_window <= 0):
+            raise ValueError("`sliding_window` must be `None` or a positive integer. "
+                             f"Received: sliding_window={sliding_window!r}")
+        self.use_gate, self.sliding_window = bool(use_gate), sliding_window
+        self.flash_attention = flash_attention  # a speed hint in Keras; XLA fuses here
         for what, v in (("num_heads", num_heads), ("key_dim", key_dim)):
             if not isinstance(v, int) or v <= 0:
                 raise ValueError(f"`{what}` must be a positive int. Received: {what}={v!r}")
-        if attention_axes is not None:
+        if isinstance(attention_axes, int):
+            attention_axes = (attention_axes,)
+        if attention_axes is not None and tuple(attention_axes) not in ((1,), (-2,)):
             raise NotImplementedError("MultiHeadAttention: `attention_axes` other than the "
                                       "default (the time axis of rank-3 inputs) is not "
                                       "supported.")
@@ -112,6 +127,8 @@ class MultiHeadAttention(Layer):
         H = self.num_heads
         self.query_kernel, self.query_bias = self._proj("query", [q[-1], H, self.key_dim])
         self.key_kernel, self.key_bias = self._proj("key", [k[-1], H, self.key_dim])
+        if self.use_gate:  # Keras's order: query, key, gate, value, output
+            self.gate_kernel, self.gate_bias = self._proj("gate", [q[-1], H, self.value_dim])
         self.value_kernel, self.value_bias = self._proj("value", [v[-1], H, self.value_dim])
         out = self._output_dim or q[-1]
         self.output_kernel, self.output_bias = self._proj(
@@ -158,6 +175,9 @@ class MultiHeadAttention(Layer):
         if training and self.dropout > 0:
             dropped = nn.dropout(probs, rate=self.dropout, seed=self.seed)
         heads = math_ops.matmul(dropped, v)  # [B, H, T, Dv]
+        if self.use_gate:
+            heads = heads * math_ops.sigmoid(
+                self._heads(query, self.gate_kernel, self.gate_bias))
         out = reduction_ops.reduce_sum(math_ops.matmul(heads, self.output_kernel), axis=1)
         if self.output_bias is not None:
             out = out + self.output_bias
@@ -186,6 +206,12 @@ class MultiHeadAttention(Layer):
             row = reduction_ops.cumsum(ones, axis=0)
             col = reduction_ops.cumsum(ones, axis=1)
             parts.append(array_ops.expand_dims(math_ops.greater_equal(row, col), 0))
+        if self.sliding_window is not None:
+            ones = constant_ops.ones_like(scores[0, 0])  # [T, S]
+            dist = math_ops.abs(reduction_ops.cumsum(ones, axis=0) -
+                                reduction_ops.cumsum(ones, axis=1))
+            parts.append(array_ops.expand_dims(
+                math_ops.less(dist, float(self.sliding_window)), 0))
         if not parts:
             return None
         m = parts[0]
@@ -202,12 +228,14 @@ class MultiHeadAttention(Layer):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
                 "use_bias": self.use_bias, "output_shape": self._output_dim,
+                "attention_axes": None,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint),
+                "use_gate": self.use_gate, "sliding_window": self.sliding_window,
                 "seed": self.seed}
 
 

@@ -16,6 +16,18 @@ def _bias_add(x, b):
     return fn(x, b) if fn is not None else x + b
 
 
+def refuse_lora_and_quantization(layer, lora_rank, quantization_config):
+    """Keras 3's LoRA (``lora_rank``) and quantized weights (``quantization_config``) are
+    not implemented: None (their default, what Keras's configs hold) is accepted, any
+    other value raises NotImplementedError naming the layer."""
+    for what, v in (("lora_rank", lora_rank), ("quantization_config", quantization_config)):
+        if v is not None:
+            raise NotImplementedError(
+                f'Layer "{layer.name}" ({type(layer).__name__}): `{what}` is not supported '
+                f"(Keras 3's LoRA and quantized layers are not implemented). Received: "
+                f"{what}={v!r}")
+
+
 class Dense(Layer):
     """Densely connected layer: ``activation(inputs @ kernel + bias)``.
 
@@ -28,8 +40,9 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 **kwargs):
+                 lora_rank=None, lora_alpha=None, quantization_config=None, **kwargs):
         super().__init__(**kwargs)
+        refuse_lora_and_quantization(self, lora_rank, quantization_config)
         if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"`units` must be a positive int. Received: units={units!r}")
         self.units, self.use_bias = int(units), bool(use_bias)

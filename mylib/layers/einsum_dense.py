@@ -10,6 +10,7 @@ import numpy as np
 from mylib.core.ops import array_ops, linalg_ops, math_ops
 from mylib.layers import activations, constraints, initializers, regularizers
 from mylib.layers.base import InputSpec, Layer
+from mylib.layers.core import refuse_lora_and_quantization
 
 
 def _analyze_einsum(equation, bias_axes, input_shape, output_shape):
@@ -123,8 +124,10 @@ class EinsumDense(Layer):
     def __init__(self, equation, output_shape, activation=None, bias_axes=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, **kwargs):
+                 bias_constraint=None, lora_rank=None, lora_alpha=None,
+                 quantization_config=None, **kwargs):
         super().__init__(**kwargs)
+        refuse_lora_and_quantization(self, lora_rank, quantization_config)
         if not isinstance(equation, str):
             raise TypeError(f"`equation` must be a str. Received: equation={equation!r}")
         self.equation = equation

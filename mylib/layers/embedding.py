@@ -9,6 +9,7 @@ from mylib.core.ops import math_ops
 from mylib.core.ops import constant_ops
 from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer
+from mylib.layers.core import refuse_lora_and_quantization
 from mylib.core.ops.embedding_ops import embedding_lookup
 
 
@@ -37,8 +38,10 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
-                 input_length=None, **kwargs):
+                 input_length=None, lora_rank=None, lora_alpha=None, quantization_config=None,
+                 **kwargs):
         super().__init__(**kwargs)
+        refuse_lora_and_quantization(self, lora_rank, quantization_config)
         if input_length is not None:
             warn_ignored("Embedding", "input_length",
                          "the sequence length comes from the inputs' shape; remove it.")

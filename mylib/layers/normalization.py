@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from mylib.core import dtypes
 from mylib.core.ops import array_ops, constant_ops, math_ops, nn_ops, reduction_ops
 from mylib.layers import constraints, initializers, regularizers
@@ -110,18 +112,46 @@ class BatchNormalization(_AffineNorm):
       beta_constraint, gamma_constraint: as usual.
       synchronized: accepted for Keras compatibility; under `MirroredStrategy` the
         batch statistics are always those of the global batch (as ``True``).
+      renorm: batch renormalization (Ioffe 2017), as Keras 3: in training the
+        normalized batch is corrected by ``r = stddev / renorm_stddev`` and ``d = (mean -
+        renorm_mean) / renorm_stddev`` (no gradient through them), which track the
+        batch statistics with `renorm_momentum`; the moving statistics track the
+        standard deviation (``moving_stddev``), ``moving_variance`` is derived from it.
+      renorm_clipping: dict with optional ``rmin``, ``rmax``, ``dmax`` clipping r and d.
+      renorm_momentum: momentum of ``renorm_mean`` / ``renorm_stddev``.
+    Raises:
+      ValueError: bad `renorm_clipping` keys or values.
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
-                 gamma_constraint=None, synchronized=False, **kwargs):
+                 gamma_constraint=None, synchronized=False, renorm=False,
+                 renorm_clipping=None, renorm_momentum=0.99, **kwargs):
         super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                          beta_regularizer, gamma_regularizer, beta_constraint,
                          gamma_constraint, **kwargs)
         self.momentum = float(momentum)
         self.synchronized = bool(synchronized)
+        self.renorm = bool(renorm)
+        if self.renorm:
+            renorm_clipping = dict(renorm_clipping or {})
+            unknown = set(renorm_clipping) - {"rmax", "rmin", "dmax"}
+            if unknown:
+                raise ValueError("Received invalid keys for `renorm_clipping` argument: "
+                                 f"{renorm_clipping}. Supported values: ['rmax', 'rmin', "
+                                 "'dmax'].")
+            rmax, rmin = renorm_clipping.get("rmax"), renorm_clipping.get("rmin")
+            dmax = renorm_clipping.get("dmax")
+            if rmax is not None and rmin is not None and rmax < rmin:
+                raise ValueError("rmax should be greater than rmin in the `renorm_clipping` "
+                                 f"argument. Received: rmax={rmax}, rmin={rmin}.")
+            if dmax is not None and dmax < 0:
+                raise ValueError("dmax should be non-negative in the `renorm_clipping` "
+                                 f"argument. Received: dmax={dmax}.")
+        self.renorm_clipping = renorm_clipping
+        self.renorm_momentum = float(renorm_momentum)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
 
@@ -137,6 +167,18 @@ class BatchNormalization(_AffineNorm):
         self.moving_variance = self.add_weight("moving_variance", shape,
                                                self.moving_variance_initializer,
                                                trainable=False)
+        if self.renorm:  # Keras's order: moving_stddev, renorm_mean, renorm_stddev
+            var_init = self.moving_variance_initializer
+
+            def stddev_init(shape, dtype=None):
+                return math_ops.sqrt(var_init(shape, dtype=dtype))
+
+            self.moving_stddev = self.add_weight("moving_stddev", shape, stddev_init,
+                                                 trainable=False)
+            self.renorm_mean = self.add_weight("renorm_mean", shape,
+                                               self.moving_mean_initializer, trainable=False)
+            self.renorm_stddev = self.add_weight("renorm_stddev", shape, stddev_init,
+                                                 trainable=False)
         self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in axes})
 
     def call(self, inputs, training=None, mask=None):
@@ -152,18 +194,59 @@ class BatchNormalization(_AffineNorm):
             mean, var = self._masked_moments(x, mask) if self._mask_applies(x, mask) \
                 else nn_ops.moments(x, self._reduction_axes, keepdims=False)
             m = self.momentum
-            for moving, stat in ((self.moving_mean, mean), (self.moving_variance, var)):
-                new = moving.value() * m + array_ops.stop_gradient(stat) * (1.0 - m)
-                self.add_update(moving.assign(new, read_value=False))
+            if self.renorm:
+                renorm = self._renorm(mean, var)
+            else:
+                for moving, stat in ((self.moving_mean, mean), (self.moving_variance, var)):
+                    new = moving.value() * m + array_ops.stop_gradient(stat) * (1.0 - m)
+                    self.add_update(moving.assign(new, read_value=False))
         else:
             mean, var = self.moving_mean.value(), self.moving_variance.value()
         # gamma and beta as stored (not cast to a mixed policy's compute dtype), in x's.
         beta, gamma = (None if w is None else w.value() for w in (self.beta, self.gamma))
         mean, var, beta, gamma = (t if t is None or t.dtype == x.dtype else
                                   math_ops.cast(t, x.dtype) for t in (mean, var, beta, gamma))
+        if training and self.trainable and self.renorm:
+            # (x_hat * r + d) * gamma + beta: the correction folded into gamma and beta.
+            r, d = (math_ops.cast(t, x.dtype) for t in renorm)
+            if gamma is not None:
+                gamma, d = r * gamma, d * gamma
+            else:
+                gamma = r
+            beta = d if beta is None else d + beta
         out = nn_ops.batch_normalization(x, _param(mean, b), _param(var, b),
                                          _param(beta, b), _param(gamma, b), self.epsilon)
         return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
+
+    def _renorm(self, mean, var):
+        """The batch-renormalization correction ``(r, d)`` of the batch statistics (no
+        gradient through them), and the updates of the renorm and moving statistics
+        (Ioffe 2017; Keras 3's `BatchNormalization(renorm=True)`)."""
+        sg = array_ops.stop_gradient
+        mean, var = sg(mean), sg(var)
+        stddev = math_ops.sqrt(var + self.epsilon)
+        r_mean, r_std = self.renorm_mean.value(), self.renorm_stddev.value()
+        safe_std = math_ops.maximum(r_std, float(np.sqrt(self.epsilon)))
+        r = stddev / safe_std
+        d = (mean - r_mean) / safe_std
+        clip = self.renorm_clipping or {}
+        if clip.get("rmin") is not None:
+            r = math_ops.maximum(r, float(clip["rmin"]))
+        if clip.get("rmax") is not None:
+            r = math_ops.minimum(r, float(clip["rmax"]))
+        if clip.get("dmax") is not None:
+            d = math_ops.minimum(math_ops.maximum(d, -float(clip["dmax"])),
+                                 float(clip["dmax"]))
+        rm, m = self.renorm_momentum, self.momentum
+        new_std = self.moving_stddev.value() * m + stddev * (1.0 - m)
+        for v, new in ((self.renorm_mean, r_mean * rm + mean * (1.0 - rm)),
+                       (self.renorm_stddev, r_std * rm + stddev * (1.0 - rm)),
+                       (self.moving_mean, self.moving_mean.value() * m + mean * (1.0 - m)),
+                       (self.moving_stddev, new_std),
+                       (self.moving_variance,
+                        nn_ops.relu(new_std * new_std - self.epsilon))):
+            self.add_update(v.assign(new, read_value=False))
+        return sg(r), sg(d)
 
     def _mask_applies(self, x, mask):
         """A mask over all but the (last) feature axis, e.g. [batch, T] for [batch, T, C]."""
@@ -189,7 +272,9 @@ class BatchNormalization(_AffineNorm):
                 "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
                 "moving_variance_initializer":
                     initializers.serialize(self.moving_variance_initializer),
-                "synchronized": self.synchronized}
+                "synchronized": self.synchronized, "renorm": self.renorm,
+                "renorm_clipping": self.renorm_clipping,
+                "renorm_momentum": self.renorm_momentum}
 
 
 class LayerNormalization(_AffineNorm):
