@@ -13,6 +13,8 @@ from mylib.layers.convolutional import (  # noqa: F401,E402
 from mylib.layers.normalization import (  # noqa: F401,E402
     BatchNormalization, GroupNormalization, LayerNormalization, RMSNormalization)
 from mylib.layers.pooling import (  # noqa: F401,E402
+    AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
+    AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D,
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D,

@@ -1,5 +1,6 @@
 """Pooling layers: `MaxPooling1D/2D/3D`, `AveragePooling1D/2D/3D`,
-`GlobalAveragePooling1D/2D/3D`, `GlobalMaxPooling1D/2D/3D` (Keras 3's arguments)."""
+`GlobalAveragePooling1D/2D/3D`, `GlobalMaxPooling1D/2D/3D`, `AdaptiveAveragePooling1D/2D/3D`,
+`AdaptiveMaxPooling1D/2D/3D` (Keras 3's arguments)."""
 
 from __future__ import annotations
 
@@ -196,3 +197,98 @@ AvgPool1D, AvgPool2D, AvgPool3D = AveragePooling1D, AveragePooling2D, AveragePoo
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
 GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D
+
+
+# ---------------------------------------------------------------- adaptive pooling
+def adaptive_windows(length, out):
+    """The windows ``[(start, end), ...]`` of adaptive pooling of an axis of `length`
+    into `out` cells: cell i covers ``floor(i * length / out)`` to ``ceil((i + 1) *
+    length / out)`` (PyTorch's and Keras 3's rule; windows overlap when `length` is not a
+    multiple of `out`)."""
+    return [((i * length) // out, -(-((i + 1) * length) // out)) for i in range(out)]
+
+
+class BaseAdaptivePooling(Layer):
+    """Pools each spatial axis into a fixed number of cells, whatever its length (Keras
+    3's adaptive pooling layers).
+
+    Args:
+      output_size: int or `rank` ints, the cells per spatial axis.
+      data_format: ``"channels_last"`` (default) or ``"channels_first"``.
+    Input ``[batch, *spatial, channels]`` (static spatial sizes); output ``[batch,
+    *output_size, channels]`` (channels-first alike), in the input's dtype.
+    Raises:
+      ValueError: bad `output_size`, or spatial sizes unknown when built.
+    """
+
+    _rank = 2
+    _max = False
+
+    def __init__(self, output_size, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.output_size = normalize_tuple(output_size, self._rank, "output_size")
+        self.data_format = normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=self._rank + 2)
+
+    def _pool_axis(self, x, axis, out):
+        length = x.shape[axis]
+        if length is None:
+            raise ValueError(f'Layer "{self.name}": adaptive pooling needs static spatial '
+                             f"sizes. Received: input_shape={tuple(x.shape.as_list())}")
+        cells = []
+        for start, end in adaptive_windows(int(length), out):
+            idx = [slice(None)] * x.shape.rank
+            idx[axis] = slice(start, end)
+            part = x[tuple(idx)]
+            reduce = reduction_ops.reduce_max if self._max else reduction_ops.reduce_mean
+            cells.append(reduce(part, axis=axis, keepdims=True))
+        return cells[0] if len(cells) == 1 else array_ops.concat(cells, axis=axis)
+
+    def call(self, inputs):
+        x = to_channels_last(inputs, self.data_format)
+        for i, out in enumerate(self.output_size):
+            x = self._pool_axis(x, 1 + i, out)
+        return to_channels_first(x, self.data_format)
+
+    def compute_output_shape(self, input_shape):
+        if self.data_format == "channels_last":
+            return (input_shape[0], *self.output_size, input_shape[-1])
+        return (input_shape[0], input_shape[1], *self.output_size)
+
+    def get_config(self):
+        return {**super().get_config(), "output_size": self.output_size,
+                "data_format": self.data_format}
+
+
+class AdaptiveAveragePooling1D(BaseAdaptivePooling):
+    """Adaptive average pooling of ``[batch, steps, channels]`` into `output_size`
+    steps (see `BaseAdaptivePooling`)."""
+    _rank = 1
+
+
+class AdaptiveAveragePooling2D(BaseAdaptivePooling):
+    """Adaptive average pooling of ``[batch, rows, cols, channels]`` into `output_size`
+    (see `BaseAdaptivePooling`)."""
+    _rank = 2
+
+
+class AdaptiveAveragePooling3D(BaseAdaptivePooling):
+    """Adaptive average pooling of 3 spatial axes (see `BaseAdaptivePooling`)."""
+    _rank = 3
+
+
+class AdaptiveMaxPooling1D(BaseAdaptivePooling):
+    """Adaptive max pooling of ``[batch, steps, channels]`` (see
+    `BaseAdaptivePooling`)."""
+    _rank, _max = 1, True
+
+
+class AdaptiveMaxPooling2D(BaseAdaptivePooling):
+    """Adaptive max pooling of ``[batch, rows, cols, channels]`` (see
+    `BaseAdaptivePooling`)."""
+    _rank, _max = 2, True
+
+
+class AdaptiveMaxPooling3D(BaseAdaptivePooling):
+    """Adaptive max pooling of 3 spatial axes (see `BaseAdaptivePooling`)."""
+    _rank, _max = 3, True

@@ -42,7 +42,7 @@ def test_layers_follow_mylib_layers(monkeypatch):
 
 @pytest.mark.parametrize("where, name, hint", [
     (lambda: keras.layers, "JaxLayer", "keras.layers.FlaxLayer"),
-    (lambda: keras.layers, "ConvLSTM2D", "keras.layers.Conv2D"),
+    (lambda: keras.layers, "TFSMLayer", "keras.saving.save_model"),
     (lambda: keras.layers, "NoSuchLayer", "custom keras.layers.Layer"),
     (lambda: keras.optimizers, "Muon", "keras.optimizers.Adam"),
     (lambda: keras, "applications", "keras.layers"),

@@ -37,9 +37,6 @@ _HINTS = {
                   "repeats and blanks in numpy (greedy decoding).",
     "custom_gradient": "use a mylib op with a registered gradient (ml.OpDef + "
                        "ml.RegisterGradient), see docs/custom_ops.md.",
-    "fft": "use jax.numpy.fft on arrays; there is no graph op for it.",
-    "stft": "use jax.scipy.signal.stft on arrays; there is no graph op for it.",
-    "rfft": "use jax.numpy.fft.rfft on arrays; there is no graph op for it.",
     "eig": "use keras.ops.eigh for symmetric matrices, or jax.numpy.linalg.eig on "
            "arrays.",
     "unique": "the output size depends on the data; use jax.numpy.unique on arrays.",

@@ -268,6 +268,37 @@ def top_k(x, k, sorted=True):  # noqa: A002
     return _top_k(x, k, sorted)
 
 
+def _adaptive_pool(inputs, output_size, data_format, reduce):
+    from mylib.layers.pooling import adaptive_windows
+
+    rank = inputs.ndim - 2
+    sizes = (output_size,) * rank if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != rank:
+        raise ValueError(f"`output_size` must be an int or {rank} ints for inputs of rank "
+                         f"{inputs.ndim}. Received: output_size={output_size!r}")
+    first = (data_format or "channels_last") == "channels_first"
+    x = inputs
+    for i, out in enumerate(sizes):
+        axis = 2 + i if first else 1 + i
+        cells = [reduce(lax.slice_in_dim(x, a, b, axis=axis), axis=axis, keepdims=True)
+                 for a, b in adaptive_windows(x.shape[axis], int(out))]
+        x = jnp.concatenate(cells, axis=axis)
+    return x
+
+
+@keras_op("inputs")
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """Averages each spatial axis into `output_size` cells (cell i covers
+    ``floor(i * n / out)`` to ``ceil((i + 1) * n / out)``), as Keras 3."""
+    return _adaptive_pool(inputs, output_size, data_format, jnp.mean)
+
+
+@keras_op("inputs")
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """The maximum of each adaptive-pooling cell (see `adaptive_average_pool`)."""
+    return _adaptive_pool(inputs, output_size, data_format, jnp.max)
+
+
 __all__ = sorted(n for n, v in list(globals().items())
                  if not n.startswith("_") and callable(v) and
                  getattr(v, "__module__", None) == __name__)
