@@ -75,3 +75,15 @@ def test_adaptive_pool_ops_match_keras(df, op):
     x = RNG.standard_normal((2, 7, 9, 3)).astype("float32")
     _close(getattr(mk.ops, op)(x, (3, 4), data_format=df),
            getattr(keras.ops, op)(x, (3, 4), data_format=df))
+
+
+@pytest.mark.parametrize("kw", [{}, {"strides": 2, "padding": "same"}, {"dilation_rate": 2}])
+def test_separable_conv_matches_keras(kw):
+    x = RNG.standard_normal((2, 8, 8, 3)).astype("float32")
+    dk = RNG.standard_normal((3, 3, 3, 2)).astype("float32")
+    pk = RNG.standard_normal((1, 1, 6, 4)).astype("float32")
+    want = keras.ops.separable_conv(x, dk, pk, **kw)
+    _close(mk.ops.separable_conv(x, dk, pk, **kw), want, tol=1e-4)
+    t = ml.placeholder("float32", [2, 8, 8, 3])
+    with ml.Session() as s:
+        _close(s.run(mk.ops.separable_conv(t, dk, pk, **kw), {t: x}), want, tol=1e-4)

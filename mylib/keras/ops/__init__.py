@@ -31,8 +31,6 @@ __all__ = sorted(set(core.__all__) | set(linalg.__all__) | set(math.__all__) |
 _CUSTOM = "use other keras.ops in a function of your own (on tensors it builds graph ops)"
 _HINTS = {
     "conv_transpose": "use keras.layers.Conv2DTranspose, or " + _CUSTOM + ".",
-    "separable_conv": "use keras.ops.depthwise_conv followed by keras.ops.conv with a 1x1 "
-                      "kernel.",
     "ctc_decode": "not implemented; use keras.ops.argmax over the classes, then drop "
                   "repeats and blanks in numpy (greedy decoding).",
     "custom_gradient": "use a mylib op with a registered gradient (ml.OpDef + "

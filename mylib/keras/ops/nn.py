@@ -198,6 +198,16 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
                                     dimension_numbers=dn, feature_group_count=cin)
 
 
+@keras_op("inputs", "depthwise_kernel", "pointwise_kernel")
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
+                   data_format=None, dilation_rate=1):
+    """A depthwise convolution (`depthwise_kernel` ``[*window, in, multiplier]``) then a
+    1x1 convolution (`pointwise_kernel` ``[1, ..., in * multiplier, out]``)."""
+    y = depthwise_conv.__wrapped__(inputs, depthwise_kernel, strides, padding, data_format,
+                                   dilation_rate)
+    return conv.__wrapped__(y, pointwise_kernel, 1, "valid", data_format, 1)
+
+
 def _pool(inputs, pool_size, strides, padding, data_format, init, op):
     nd = inputs.ndim - 2
     window = _tuple(pool_size, nd)
