@@ -34,7 +34,8 @@ from mylib.layers.rnn_layer import RNN, StackedRNNCells  # noqa: F401
 from mylib.layers.conv_lstm import (ConvLSTM1D, ConvLSTM2D, ConvLSTM3D,  # noqa: F401
                                     ConvLSTMCell)
 from mylib.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
-from mylib.layers.attention import MultiHeadAttention  # noqa: F401
+from mylib.layers.attention import GroupedQueryAttention, MultiHeadAttention  # noqa: F401
+GroupQueryAttention = GroupedQueryAttention  # Keras 3 exports the class under this name
 from mylib.layers.merging import (Add, Average, Concatenate, Dot, Maximum,  # noqa: F401
                                   Minimum, Multiply, Subtract)
 from mylib.layers.reshaping_seq import Permute, RepeatVector  # noqa: F401

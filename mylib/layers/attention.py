@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from mylib.core.ops import array_ops, constant_ops, math_ops, reduction_ops
+from mylib.core.ops import array_ops, constant_ops, indexing_ops, math_ops, reduction_ops
 from mylib.layers import constraints, initializers, regularizers
 from mylib.layers.base import Layer, get_mask
 from mylib import nn
@@ -142,6 +142,11 @@ class MultiHeadAttention(Layer):
             y = y + array_ops.expand_dims(bias, 1)  # [H, 1, K]
         return y
 
+    def _shared_heads(self, x):
+        """The key or value heads ``[B, H_kv, S, K]`` each query head attends to (the
+        same tensor here; `GroupedQueryAttention` repeats its fewer heads)."""
+        return x
+
     def call(self, inputs, attention_mask=None, return_attention_scores=False,
              training=None, use_causal_mask=False, mask=None):
         query, value = inputs[0], inputs[1]
@@ -150,8 +155,8 @@ class MultiHeadAttention(Layer):
         query, value, key = [t if t.dtype == dt else math_ops.cast(t, dt)
                              for t in (query, value, key)]
         q = self._heads(query, self.query_kernel, self.query_bias)
-        k = self._heads(key, self.key_kernel, self.key_bias)
-        v = self._heads(value, self.value_kernel, self.value_bias)
+        k = self._shared_heads(self._heads(key, self.key_kernel, self.key_bias))
+        v = self._shared_heads(self._heads(value, self.value_kernel, self.value_bias))
         q = q * (1.0 / math.sqrt(float(self.key_dim)))
         scores = math_ops.matmul(q, k, transpose_b=True)  # [B, H, T, S]
         if scores.dtype.name in ("float16", "bfloat16"):
@@ -237,6 +242,78 @@ class MultiHeadAttention(Layer):
                 "bias_constraint": constraints.serialize(self.bias_constraint),
                 "use_gate": self.use_gate, "sliding_window": self.sliding_window,
                 "seed": self.seed}
+
+
+class GroupedQueryAttention(MultiHeadAttention):
+    """Grouped-query attention (Ainslie et al. 2023), as Keras 3: `num_query_heads`
+    query heads share `num_key_value_heads` key and value heads, each key/value head
+    serving ``num_query_heads // num_key_value_heads`` consecutive query heads.
+
+    Weights as Keras's: ``query/kernel [dim, num_query_heads, head_dim]``,
+    ``key/kernel`` and ``value/kernel [dim_kv, num_key_value_heads, head_dim]``,
+    ``attention_output/kernel [num_query_heads, head_dim, dim]`` (and biases; ``gate``
+    with `use_gate`). Masks, `use_causal_mask`, `sliding_window`, `dropout`, `use_gate`
+    and the call arguments as `MultiHeadAttention`; the output has the query's last dim.
+
+    Raises:
+      ValueError: `num_query_heads` is not a multiple of `num_key_value_heads`.
+    """
+
+    def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
+                 use_bias=True, sliding_window=None, flash_attention=None,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None,
+                 **kwargs):
+        for what, v in (("num_query_heads", num_query_heads),
+                        ("num_key_value_heads", num_key_value_heads)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"`{what}` must be a positive int. Received: {what}={v!r}")
+        if num_query_heads % num_key_value_heads:
+            raise ValueError("`num_query_heads` must be divisible by `num_key_value_heads`.")
+        super().__init__(num_query_heads, head_dim, dropout=dropout, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         use_gate=use_gate, sliding_window=sliding_window,
+                         flash_attention=flash_attention, seed=seed, **kwargs)
+        self.head_dim = head_dim
+        self.num_query_heads, self.num_key_value_heads = num_query_heads, num_key_value_heads
+        self.num_repeats = num_query_heads // num_key_value_heads
+
+    def build(self, input_shape):
+        shapes = [tuple(s) for s in input_shape]
+        for s in shapes:
+            if len(s) != 3 or s[-1] is None:
+                raise ValueError(f'Layer "{self.name}": query, value and key must have shape '
+                                 f"[batch, length, dim] with a known dim. Received shapes "
+                                 f"{shapes}")
+        q, v = shapes[0], shapes[1]
+        k = shapes[2] if len(shapes) > 2 else v
+        hq, hkv, d = self.num_query_heads, self.num_key_value_heads, self.head_dim
+        self.query_kernel, self.query_bias = self._proj("query", [q[-1], hq, d])
+        self.key_kernel, self.key_bias = self._proj("key", [k[-1], hkv, d])
+        if self.use_gate:
+            self.gate_kernel, self.gate_bias = self._proj("gate", [q[-1], hq, d])
+        self.value_kernel, self.value_bias = self._proj("value", [v[-1], hkv, d])
+        self.output_kernel, self.output_bias = self._proj("attention_output", [hq, d, q[-1]])
+
+    def _shared_heads(self, x):
+        if self.num_repeats == 1:
+            return x
+        # query head i reads key/value head i // num_repeats (Keras's `repeat`)
+        heads = np.repeat(np.arange(self.num_key_value_heads), self.num_repeats)
+        return indexing_ops.gather(x, heads.astype(np.int32), axis=1)
+
+    def get_config(self):
+        cfg = super().get_config()
+        for k in ("num_heads", "key_dim", "value_dim", "output_shape", "attention_axes"):
+            cfg.pop(k, None)
+        return {**cfg, "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
+                "num_key_value_heads": self.num_key_value_heads}
 
 
 def _scope(name):

@@ -70,3 +70,25 @@ def test_gated_and_sliding_window_attention_match_keras(kw, causal):
                                rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="sliding_window"):
         mk.layers.MultiHeadAttention(2, 3, sliding_window=0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"use_gate": True, "sliding_window": 2},
+                                {"use_bias": False}])
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_query_attention_matches_keras(kw, causal):
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((2, 6, 5)).astype("float32")
+    v = q if causal else rng.standard_normal((2, 7, 4)).astype("float32")
+    k = keras.layers.GroupQueryAttention(3, 4, 2, **kw)
+    m = mk.layers.GroupQueryAttention(3, 4, 2, **kw)
+    want = np.asarray(k(q, v, use_causal_mask=causal))
+    m(q, v)
+    assert [w.shape for w in m.get_weights()] == [w.shape for w in k.get_weights()]
+    m.set_weights(k.get_weights())
+    np.testing.assert_allclose(np.asarray(m(q, v, use_causal_mask=causal)), want,
+                               rtol=1e-5, atol=1e-5)
+    m2 = mk.layers.deserialize(keras.layers.serialize(k))
+    assert (m2.num_query_heads, m2.num_key_value_heads, m2.head_dim) == (4, 2, 3)
+    assert keras.layers.GroupQueryAttention.from_config(m.get_config()).num_repeats == 2
+    with pytest.raises(ValueError, match="divisible"):
+        mk.layers.GroupQueryAttention(3, 4, 3)
