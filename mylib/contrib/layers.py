@@ -585,3 +585,22 @@ def embed_sequence(ids, vocab_size=None, embed_dim=None, unique=False, initializ
                            initializer=initializer, regularizer=regularizer,
                            trainable=trainable)
         return embedding_ops.embedding_lookup(emb, ids)
+
+
+_INSTEAD = {
+    "optimize_loss": "tf.train.<Optimizer>().minimize(loss, global_step) (with "
+                     "tf.clip_by_global_norm on compute_gradients for clip_gradients)",
+    "repeat": "a Python loop calling the layer function with scope=f'{scope}_{i + 1}'",
+    "stack": "a Python loop calling the layer function once per size",
+    "separable_conv2d": "tf.nn.separable_conv2d with tf.get_variable filters",
+    "summarize_activation": "tf.summary.histogram", "summarize_tensor": "tf.summary.scalar",
+    "summarize_collection": "tf.summary.histogram over tf.get_collection(...)",
+    "legacy_fully_connected": "fully_connected",
+}
+
+
+def __getattr__(name):
+    if name in _INSTEAD:
+        raise AttributeError(f"mylib.contrib.layers has no {name}; use {_INSTEAD[name]} "
+                             "instead.")
+    raise AttributeError(f"module 'mylib.contrib.layers' has no attribute '{name}'")

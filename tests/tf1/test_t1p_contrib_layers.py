@@ -303,3 +303,10 @@ def test_integral_floats_feed_integer_placeholders(g):
             with pytest.raises(errors.InvalidArgumentError,
                                match="Placeholder.*lose information.*not a whole number"):
                 s.run(doubled, {labels: np.array(bad)})
+
+
+def test_missing_contrib_layers_name_the_replacement():
+    with pytest.raises(AttributeError, match="optimize_loss.*minimize"):
+        layers.optimize_loss  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'no_such_layer'"):
+        layers.no_such_layer  # noqa: B018
