@@ -2,13 +2,15 @@
 operation under its current name: `initialize_all_variables`, `all_variables`,
 `to_float` / `to_int32` / ..., `assign` / `assign_add` / `assign_sub` and the scatter
 updates `scatter_update` / `scatter_add` / `scatter_sub` / `scatter_nd_update` /
-`scatter_nd_add` / `scatter_nd_sub` (functions of a variable), `mul`, `sub`, `neg`, `div`.
+`scatter_nd_add` / `scatter_nd_sub` (functions of a variable), `mul`, `sub`, `neg`, `div`,
+`arg_max` / `arg_min`.
 Star-imported into `mylib`."""
 
 from __future__ import annotations
 
 from mylib.core import dtypes as _dtypes
 from mylib.core.ops import math_ops as _math
+from mylib.core.ops import reduction_ops as _reduction
 from mylib.core.ops.cast_ops import cast as _cast
 from mylib.core.op_registry import convert_to_tensor as _convert
 from mylib.core.ops.state_ops import (scatter_add, scatter_nd_add, scatter_nd_sub,  # noqa: F401
@@ -20,7 +22,7 @@ from mylib.core.variables import (Variable as _Variable, global_variables as _gl
 
 __all__ = ["initialize_all_variables", "initialize_local_variables", "initialize_variables",
            "all_variables", "to_float", "to_double", "to_int32", "to_int64", "to_bfloat16",
-           "assign", "assign_add", "assign_sub", "mul", "sub", "neg", "div",
+           "assign", "assign_add", "assign_sub", "mul", "sub", "neg", "div", "arg_max", "arg_min",
            "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update",
            "scatter_nd_add", "scatter_nd_sub"]
 
@@ -106,3 +108,15 @@ def div(x, y, name=None):
     if x.dtype.is_integer:
         return _math.floordiv(x, y, name=name)
     return _math.divide(x, y, name=name)
+
+
+def arg_max(input, dimension, output_type=_dtypes.int64, name=None):  # noqa: A002
+    """TensorFlow 1's `arg_max`: `argmax(input, axis=dimension)` (the first index of the
+    largest value along `dimension`; int64 by default). `dimension` is required, as TF1."""
+    return _reduction.argmax(input, axis=dimension, output_type=output_type, name=name)
+
+
+def arg_min(input, dimension, output_type=_dtypes.int64, name=None):  # noqa: A002
+    """TensorFlow 1's `arg_min`: `argmin(input, axis=dimension)` (the first index of the
+    smallest value along `dimension`; int64 by default). `dimension` is required, as TF1."""
+    return _reduction.argmin(input, axis=dimension, output_type=output_type, name=name)

@@ -28,7 +28,7 @@ PUBLIC_NAMES = [
     "Summary", "SummaryMetadata", "Tensor", "TensorArray", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "VERSION", "Variable", "VariableScope", "abs", "accumulate_n",
     "activations", "add", "add_n", "add_to_collection", "add_to_collections", "all_variables",
-    "app", "argmax", "argmin", "argsort", "as_dtype", "assert_equal", "assert_greater",
+    "app", "arg_max", "arg_min", "argmax", "argmin", "argsort", "as_dtype", "assert_equal", "assert_greater",
     "assert_greater_equal", "assert_less", "assert_less_equal", "assert_negative",
     "assert_non_negative", "assert_non_positive", "assert_none_equal", "assert_positive",
     "assert_rank", "assert_type", "assign", "assign_add", "assign_sub", "atan2", "avg_pool",

@@ -54,6 +54,10 @@ class GraphKeys:
     READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
     LOCAL_INIT_OP = "local_init_op"
     SUMMARY_OP = "summary_op"
+    # TF1's layer collections (`tf.contrib.layers` adds its weights and biases).
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
 
 
 class Tensor:
@@ -193,6 +197,14 @@ class Operation:
         fn, line, func = self._frame
         src = linecache.getline(fn, line).strip()
         return f"{fn}:{line} in {func}:   {src}" if src else f"{fn}:{line} in {func}"
+
+    @property
+    def node_def(self):
+        """This op as a `NodeDef` (``name``, ``op`` (the type), ``input``, ``device``,
+        ``attr``), as TensorFlow's `Operation.node_def`; device functions read
+        ``op.node_def.op`` to place variables. A new object each time: editing it does
+        not change the op."""
+        return _node_def_builder(self)
 
     def get_attr(self, name):
         try:
@@ -671,6 +683,15 @@ def _graph_def_builder(graph, add_shapes=False):
 def _register_graph_def_builder(fn):
     global _graph_def_builder
     _graph_def_builder = fn
+
+
+def _node_def_builder(op):
+    raise RuntimeError("mylib.core.graph_io is not imported")
+
+
+def _register_node_def_builder(fn):
+    global _node_def_builder
+    _node_def_builder = fn
 
 
 def _canonical_device(dev):

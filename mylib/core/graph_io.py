@@ -64,7 +64,7 @@ import numpy as np
 from mylib.core import dtypes as _dtypes
 from mylib import errors
 from mylib._fileio import atomic_write
-from mylib.core.graph import Graph, _register_graph_def_builder
+from mylib.core.graph import Graph, _register_graph_def_builder, _register_node_def_builder
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.func_graph import function_refs, lookup_function
 
@@ -686,6 +686,13 @@ def _tensor_ref(t):
     return t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
 
 
+def _op_node(op, attr):
+    inputs = [_tensor_ref(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
+    frame = op._frame
+    dbg = (str(frame[0]), int(frame[1]), str(frame[2])) if frame else None
+    return NodeDef(op.name, op.type, inputs, op.device or "", attr, dbg)
+
+
 def _op_nodes(ops, add_shapes, where=""):
     nodes = []
     for op in ops:
@@ -698,10 +705,7 @@ def _op_nodes(ops, add_shapes, where=""):
                     where + _unencodable_msg(op.name, op.type, k, e)) from None
         if add_shapes:
             attr["_output_shapes"] = [t.shape for t in op.outputs]
-        inputs = [_tensor_ref(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
-        frame = op._frame
-        dbg = (str(frame[0]), int(frame[1]), str(frame[2])) if frame else None
-        nodes.append(NodeDef(op.name, op.type, inputs, op.device or "", attr, dbg))
+        nodes.append(_op_node(op, attr))
     return nodes
 
 
@@ -714,6 +718,7 @@ def graph_to_graph_def(graph, add_shapes=False):
 
 
 _register_graph_def_builder(graph_to_graph_def)  # Graph.as_graph_def calls it
+_register_node_def_builder(lambda op: _op_node(op, dict(op.attrs)))  # Operation.node_def
 
 
 def _structure_to_data(td, counter):

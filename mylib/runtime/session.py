@@ -315,6 +315,8 @@ def _convert_feed(t, value):
                     f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
                     f"{dt.name}: value {a.max() if a.max() > dt.max else a.min()} overflows "
                     f"{dt.name}")
+        elif dt.is_integer and src.is_floating:
+            _check_integral(t, arr, src, dt)
         elif not _dtypes.is_lossless_cast(src, dt):
             raise errors.InvalidArgumentError(
                 f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
@@ -332,6 +334,22 @@ def _convert_feed(t, value):
                 f"Cannot feed value of shape {TensorShape(shape)} for Tensor '{t.name}', "
                 f"which has shape {ts}")
     return arr
+
+
+def _check_integral(t, arr, src, dt):
+    """Floats fed to an integer tensor (``np.ones(n)`` as labels): TensorFlow 1 converts
+    them with `np.asarray(value, dtype)`, truncating. mylib converts them only when every
+    value is a whole number in `dt`'s range, so the numbers are TF1's, and refuses the
+    rest instead of truncating silently."""
+    a = np.asarray(arr)
+    if not a.size:
+        return
+    bad = ~np.isfinite(a) | (a != np.trunc(a)) | (a < dt.min) | (a > dt.max)
+    if bad.any():
+        raise errors.InvalidArgumentError(
+            f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
+            f"{dt.name}: the conversion would lose information (value {a[bad].flat[0]!r} is "
+            f"not a whole number in {dt.name}'s range; cast it explicitly)")
 
 
 def _check_float_range(t, arr, src, dt):
