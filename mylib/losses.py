@@ -161,7 +161,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     Args:
       y_true: ``[batch, .., num_classes]`` distributions.
       y_pred: probabilities (normalized to sum 1, then clipped to ``[1e-7, 1 - 1e-7]``,
-        as Keras) or logits with ``from_logits=True`` (stable fused op).
+        as Keras) or logits with ``from_logits=True`` (a stable log-softmax; targets
+        need not sum to 1, the gradient is exact for multi-hot ones as in Keras 3).
       label_smoothing: ``y_true * (1 - s) + s / num_classes``.
     Returns:
       `Tensor` ``[batch, ..]``.
@@ -174,8 +175,12 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
             n = math_ops.cast(array_ops.shape(y_pred)[axis], y_pred.dtype)
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
     if from_logits:
-        return nn_ops.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred,
-                                                        axis=axis)
+        # -sum(y * log_softmax(logits)), as Keras 3: its gradient is
+        # ``sum(y) * softmax - y``, right for targets that do not sum to 1 (multi-hot,
+        # unnormalized). TensorFlow's fused op backpropagates ``softmax - y`` (it assumes
+        # distributions), so it serves `tf.nn.softmax_cross_entropy_with_logits` only.
+        return -reduction_ops.reduce_sum(y_true * nn_ops.log_softmax(y_pred, axis=axis),
+                                         axis=axis)
     p = y_pred / reduction_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
     p = clip_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON)
     return -reduction_ops.reduce_sum(y_true * math_ops.log(p), axis=axis)

@@ -138,6 +138,14 @@ class Variable:
         return self._name + ":0"
 
     @property
+    def path(self):
+        """Keras 3's `Variable.path`: the name without TensorFlow's ``:0``, such as
+        ``"dense/kernel"`` for a layer's weight (its name scopes joined by ``/``).
+        Differs from Keras 3 where scopes differ: mylib's path is the graph name
+        scope the variable was made in (uniquified like op names)."""
+        return self._name
+
+    @property
     def op(self):
         return self._handle.op
 

@@ -258,7 +258,11 @@ def serialize(fn):
     for name, f in _BY_NAME.items():
         if f is fn:
             return name
-    return getattr(fn, "__name__", repr(fn))
+    # A registered custom function is saved under its registered "package>name",
+    # which `get` (and so `load_model`) looks up, as Keras 3 does.
+    from mylib.layers import registration
+
+    return registration.get_registered_name(fn) or repr(fn)
 
 
 def deserialize(name):

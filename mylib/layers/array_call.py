@@ -244,3 +244,52 @@ def _build(layer, template, arrays, g):
     sess = keras_session.get_session(g)
     fn = sess.make_device_callable(tensors + list(fx.updates), phs)
     return _Entry(fn, dts, out_struct, len(tensors))
+
+
+def mask_on_arrays(compute_mask):
+    """`compute_mask` (a layer class's method) made to accept arrays as Keras 3's does:
+    ``Embedding(..., mask_zero=True).compute_mask(padded)`` on a numpy batch returns a
+    numpy bool mask. Symbolic inputs go to `compute_mask` unchanged; array inputs (and
+    an array `mask`) are fed to placeholders of a private graph, whose mask is run
+    once and returned as numpy arrays (None stays None)."""
+    import functools
+
+    @functools.wraps(compute_mask)
+    def wrapper(self, inputs, mask=None, *args, **kwargs):
+        from mylib.core.graph import Graph, Tensor
+        from mylib.layers.base import flatten
+
+        flat = flatten([inputs, mask])
+        if not contains_array([inputs, mask]) or any(isinstance(x, Tensor) for x in flat):
+            return compute_mask(self, inputs, mask, *args, **kwargs)
+        return _run_on_arrays(lambda i, m: compute_mask(self, i, m, *args, **kwargs),
+                              inputs, mask, Graph())
+
+    wrapper._mask_on_arrays = True
+    return wrapper
+
+
+def _run_on_arrays(fn, inputs, mask, g):
+    from mylib.core.graph import Tensor
+    from mylib.core.ops import array_ops
+    from mylib.layers.base import flatten, pack_like
+    from mylib.runtime.session import Session
+
+    feeds = {}
+
+    def ph(a):
+        a = np.asarray(a)
+        p = array_ops.placeholder(a.dtype, a.shape)
+        feeds[p] = a
+        return p
+
+    with g.as_default():
+        out = fn(_map_arrays(inputs, ph), _map_arrays(mask, ph))
+        if out is None:
+            return None
+        flat = flatten(out)
+        tensors = [t for t in flat if isinstance(t, Tensor)]
+        with Session(graph=g) as sess:
+            vals = iter(sess.run(tensors, feed_dict=feeds)) if tensors else iter(())
+        res = [np.asarray(next(vals)) if isinstance(t, Tensor) else t for t in flat]
+    return res[0] if isinstance(out, Tensor) else pack_like(out, res)

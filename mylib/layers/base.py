@@ -472,8 +472,17 @@ class Layer:
 
     def compute_mask(self, inputs, mask=None):
         """The mask of the outputs: `mask` passed through when `supports_masking`, else
-        None. Layers that make or change masks (`Embedding`, RNNs) override it."""
+        None. Layers that make or change masks (`Embedding`, RNNs) override it; called
+        on numpy / JAX arrays, an override returns numpy arrays, as Keras 3's."""
         return mask if self.supports_masking else None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Keras 3 users call `layer.compute_mask(batch)` on arrays (the masking guide):
+        # each class's own override also takes arrays (see array_call.mask_on_arrays).
+        own = cls.__dict__.get("compute_mask")
+        if own is not None and not getattr(own, "_mask_on_arrays", False):
+            cls.compute_mask = _array_call.mask_on_arrays(own)
 
     # --- dtype policy (mylib.mixed_precision) ---
     @property

@@ -38,6 +38,26 @@ def _has_symbolic(struct):
     return isinstance(struct, Tensor) or hasattr(struct, "_as_tensor")
 
 
+_UPDATE_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+                         "ResourceScatterAdd", "ResourceScatterUpdate"})
+
+
+def _with_updates(fn, metric, args, kwargs):
+    """``fn(metric, *args, **kwargs)``; for an `update_state` or `reset_state` that
+    returns nothing (a Keras 3 user metric: ``self.tp.assign_add(...)``, no return),
+    the group of the variable updates it made, so the step that fetches it runs them."""
+    if fn.__name__ not in ("update_state", "reset_state"):
+        return fn(metric, *args, **kwargs)
+    g = _graph_of(*args, *kwargs.values()) if (args or kwargs) else \
+        (metric._graph or get_default_graph())
+    with g._recording_ops(_UPDATE_OPS) as made:
+        out = fn(metric, *args, **kwargs)
+    if out is None and made:
+        with g.as_default():
+            out = array_ops.group(*made, name=f"{metric.name}_{fn.__name__[:-6]}")
+    return out
+
+
 def _eager_method(fn):
     """`fn` (a metric's `update_state` / `result` / `reset_state`) run at once on array
     arguments outside graph building (see `Metric`); unchanged otherwise."""
@@ -45,17 +65,33 @@ def _eager_method(fn):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
         if _default_stack() or _has_symbolic((args, kwargs)):
-            return fn(self, *args, **kwargs)
-        if self._graph is None and fn.__name__ == "update_state":
-            self._eager = True
+            return _with_updates(fn, self, args, kwargs)
+        if fn.__name__ == "update_state" and (
+                self._graph is None or getattr(self, "_bound_at_init", False)):
+            # First use, on arrays: an eager metric (one whose variables `__init__`
+            # made keeps their graph; the others get a private one).
+            self._eager, self._bound_at_init = True, False
             self._state_from_arguments(*args, **kwargs)
-            self._ensure_state(Graph())
+            self._ensure_state(self._graph or Graph())
         if not getattr(self, "_eager", False):
-            return fn(self, *args, **kwargs)
+            return _with_updates(fn, self, args, kwargs)
         return self._run_eagerly(fn, args, kwargs)
 
     method._eager_wrapped = True
     return method
+
+
+def _initial_value(initializer, shape, dtype, name):
+    if initializer is None or (isinstance(initializer, str) and initializer == "zeros"):
+        return constant_ops.zeros(shape, dtype=dtype)
+    if isinstance(initializer, str):
+        if initializer == "ones":
+            return constant_ops.ones(shape, dtype=dtype)
+        raise ValueError(f"Metric variable '{name}': unknown initializer {initializer!r}; "
+                         "use 'zeros', 'ones', a number or a callable init(shape, dtype).")
+    if callable(initializer):
+        return initializer(tuple(shape), dtype=dtype)
+    return constant_ops.fill(shape, constant_ops.constant(initializer, dtype=dtype))
 
 
 class Metric:
@@ -88,17 +124,52 @@ class Metric:
     def build_state(self):
         """Creates the state variables (called once, in the metric's graph)."""
 
-    def add_variable(self, name, shape=(), dtype=None):
-        """A zero-initialized, non-trainable state variable."""
+    def _add_state(self, name, shape=(), dtype=None, initializer=None):
+        """A non-trainable state variable of this metric's graph (zeros by default)."""
         g = self._graph
         dt = _dtypes.as_dtype(dtype or self.dtype)
+        shape = list(shape)
         with g.as_default(), g.name_scope(""), g.name_scope(self._scope), \
                 g.control_dependencies(None):
-            v = Variable(lambda: constant_ops.zeros(list(shape), dtype=dt), trainable=False,
+            v = Variable(lambda: _initial_value(initializer, shape, dt, name), trainable=False,
                          name=name, dtype=dt,
                          collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
         self._variables.append(v)
         return v
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum",
+                     name=None):
+        """A state variable, as Keras 3's `Metric.add_variable`; user metrics call it in
+        `__init__` (``self.tp = self.add_variable(shape=(), name="tp",
+        initializer="zeros")``) and update it in `update_state` with `assign_add`.
+
+        Args:
+          shape: the variable's shape (tuple of ints).
+          initializer: "zeros", "ones", a number, or a callable ``init(shape, dtype)``
+            (a Keras initializer object). `reset_state` sets the variables to zeros,
+            as Keras 3's default `reset_state` does.
+          dtype: default the metric's dtype.
+          aggregation: accepted for Keras 3's signature; unused (mylib's replicas
+            aggregate metric updates in the step graph).
+          name: the variable's name.
+        Returns:
+          A non-trainable `Variable`. Called outside any graph's construction (in
+          `__init__`), it binds the metric to the default graph, where `keras.Input`
+          builds models; such a metric's first `update_state` on arrays still runs it
+          eagerly.
+        Raises:
+          ValueError: an unknown initializer string.
+        """
+        del aggregation
+        if self._graph is None:
+            self._ensure_state(get_default_graph())
+            self._bound_at_init = self._state_in_init = True
+        return self._add_state(name or "variable", shape, dtype, initializer)
+
+    def add_weight(self, shape=(), initializer=None, dtype=None, name=None):
+        """Keras 3's other spelling of `add_variable` (zeros when `initializer` is None)."""
+        return self.add_variable(shape=shape, initializer=initializer or "zeros",
+                                 dtype=dtype, name=name)
 
     def _state_from_arguments(self, *args, **kwargs):
         """Before the state of an eager metric is built: reads what its shape depends
@@ -157,7 +228,7 @@ class Metric:
                 feeds = [array_ops.placeholder(_dtypes.as_dtype(a.dtype), shape=a.shape)
                          for a in arrays]
                 a2, k2 = jax.tree_util.tree_unflatten(treedef, feeds)
-                cache[key] = (feeds, fn(self, *a2, **k2))
+                cache[key] = (feeds, _with_updates(fn, self, a2, k2))
         feeds, out = cache[key]
         keras_session.ensure_initialized(self._variables)
         value = keras_session.get_session(self._graph).run(
@@ -207,9 +278,9 @@ class Reduce(Metric):
     _mean = True
 
     def build_state(self):
-        self.total = self.add_variable("total")
+        self.total = self._add_state("total")
         if self._mean:
-            self.count = self.add_variable("count")
+            self.count = self._add_state("count")
 
     def update_state(self, values, sample_weight=None):
         """Adds `values` (any shape), weighted by `sample_weight`. Returns the op."""

@@ -99,7 +99,7 @@ class _ThresholdCounts(Metric):
         names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives",
                  "fn": "false_negatives"}
         for k in self._kinds:
-            setattr(self, k, self.add_variable(names[k], shape))
+            setattr(self, k, self._add_state(names[k], shape))
 
     def _preprocess(self, y_pred):
         return _float(y_pred)

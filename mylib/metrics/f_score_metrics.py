@@ -34,10 +34,10 @@ class FBetaScore(Metric):
 
     def _build(self, c):
         if self._built_classes is None:
-            self.tp = self.add_variable("true_positives", [c])
-            self.fp = self.add_variable("false_positives", [c])
-            self.fn = self.add_variable("false_negatives", [c])
-            self.iw = self.add_variable("intermediate_weights", [c])
+            self.tp = self._add_state("true_positives", [c])
+            self.fp = self._add_state("false_positives", [c])
+            self.fn = self._add_state("false_negatives", [c])
+            self.iw = self._add_state("intermediate_weights", [c])
             self._built_classes = c
         elif self._built_classes != c:
             raise ValueError(f"{type(self).__name__} was built for {self._built_classes} "

@@ -31,7 +31,7 @@ class _IoUBase(Metric):
 
     def build_state(self):
         c = self.num_classes
-        self.total_cm = self.add_variable("total_confusion_matrix", [c, c])
+        self.total_cm = self._add_state("total_confusion_matrix", [c, c])
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds one batch to the confusion matrix; returns the update `Operation`.

@@ -170,11 +170,11 @@ class R2Score(Metric):
 
     def build_state(self):
         n = [self._num_outputs]
-        self.num_samples = self.add_variable("num_samples")
-        self.squared_sum = self.add_variable("squared_sum", n)
-        self.sum = self.add_variable("sum", n)
-        self.total_mse = self.add_variable("residual", n)
-        self.count = self.add_variable("count", n)
+        self.num_samples = self._add_state("num_samples")
+        self.squared_sum = self._add_state("squared_sum", n)
+        self.sum = self._add_state("sum", n)
+        self.total_mse = self._add_state("residual", n)
+        self.count = self._add_state("count", n)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds one batch's weighted sums; returns the update `Operation`."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from mylib.core.graph import Tensor
 from mylib.layers.base import (InputLayer, Layer, _shape_tuple, flatten, keras_history,
                                pack_like)
+from mylib.models.op_nodes import TFOpLambda, wrap_extra_args, wrap_ops
 
 
 def functional_nodes(inputs, outputs):
@@ -29,6 +30,8 @@ def functional_nodes(inputs, outputs):
         if id(t) in input_ids:
             return
         h = keras_history(t)
+        if h is None and isinstance(t, Tensor) and wrap_ops(t, input_ids) is not None:
+            h = keras_history(t)  # ops on the model's tensors (x + residual): one node
         if h is None:
             raise ValueError(
                 f"Output tensors of a functional Model must come from layers (ml.layers) "
@@ -46,6 +49,7 @@ def functional_nodes(inputs, outputs):
         if id(node) in visiting:
             raise ValueError("the layer graph has a cycle")
         visiting.add(id(node))
+        wrap_extra_args(node, input_ids)
         for x in node.input_tensors:
             visit(x, node.layer.name)
         visiting.discard(id(node))
@@ -105,7 +109,8 @@ def layers_by_depth(inputs, outputs):
             layer_depth[id(h[0].layer)] = 0
             first_seen[id(h[0].layer)] = (-1, h[0].layer)
     order = sorted(first_seen.items(), key=lambda kv: (-layer_depth[kv[0]], kv[1][0]))
-    return [layer for _, (_, layer) in order]
+    # Ops between layers are nodes of the model but not among its layers (Keras 3).
+    return [layer for _, (_, layer) in order if not isinstance(layer, TFOpLambda)]
 
 
 def replay(nodes, inputs, new_inputs, outputs, training):

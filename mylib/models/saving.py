@@ -228,9 +228,12 @@ def model_get_config(model):
 def _functional_config(model):
     from mylib.core.graph import Tensor
     from mylib.layers.base import InputLayer, keras_history
+    from mylib.models.op_nodes import TFOpLambda
 
     per_layer = {}  # id(layer) -> [node, ...] of this model
     for node in model._nodes:
+        if isinstance(node.layer, TFOpLambda):
+            node.layer.get_config()  # raises: ops between layers are not saved
         per_layer.setdefault(id(node.layer), []).append(node)
     node_index = {id(n): i for nodes in per_layer.values() for i, n in enumerate(nodes)}
 

@@ -125,8 +125,14 @@ def for_mode(tracking, mode):
 
 
 def _fresh_metric(obj):
-    """A copy of metric object `obj` with state of its own (created on first use)."""
+    """A copy of metric object `obj` with state of its own (created on first use). A
+    metric whose `__init__` made its variables (a Keras 3 user metric) holds them in
+    attributes a copy would share: it is used as it is, for training and evaluation
+    alike, as Keras 3 uses one metric object for both (evaluate resets it)."""
     import copy
+
+    if getattr(obj, "_state_in_init", False):
+        return obj
 
     new = copy.copy(obj)
     new._variables, new._graph, new._scope = [], None, None
