@@ -182,35 +182,28 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
 
 
 def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
-    """TF1's `tf.nn.static_rnn`: `inputs` a list of [batch, depth] tensors, one per step
-    (the graph is unrolled).
+    """TF1's `tf.nn.static_rnn`: `inputs` a list of [batch, depth] tensors, one per step.
+
+    Differs from TensorFlow: the steps are not unrolled into the graph; the cell runs in
+    one scan over the stacked inputs (as `dynamic_rnn` with ``time_major=True``), which
+    gives the same values, weights and variable names (``rnn/<cell>/kernel``) and
+    compiles in a fraction of the time (an unrolled 28-step bidirectional LSTM and its
+    gradients took over a minute to compile).
 
     Returns:
       ``(outputs, state)``: a list of [batch, output_size] tensors and the final state
       (per sequence, at its length when `sequence_length` is given).
+    Raises:
+      TypeError: `inputs` is not a non-empty list.
     """
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise TypeError("static_rnn: inputs must be a non-empty list of [batch, depth] "
                         f"tensors. Received: {type(inputs).__name__}")
-    xs = [convert_to_tensor(x) for x in inputs]
-    with variable_scope(scope or "rnn"):
-        batch = xs[0].shape.as_list()[0]
-        if batch is None:
-            batch = array_ops.shape(xs[0])[0]
-        state = initial_state if initial_state is not None else \
-            cell.zero_state(batch, _dtypes.as_dtype(dtype) if dtype is not None else xs[0].dtype)
-        seq = None if sequence_length is None else \
-            math_ops.cast(convert_to_tensor(sequence_length), _dtypes.int32)
-        outs = []
-        for t, x in enumerate(xs):
-            out, new_state = cell(x, state)
-            if seq is not None:
-                alive = math_ops.less(t, seq)
-                out = out * _mask_like(alive, out)
-                new_state = _map_structure(lambda n, o: _select(alive, n, o), new_state, state)
-            outs.append(out)
-            state = new_state
-    return outs, state
+    x_tm = array_ops.stack([convert_to_tensor(x) for x in inputs])
+    outs, state = dynamic_rnn(cell, x_tm, sequence_length=sequence_length,
+                              initial_state=initial_state, dtype=dtype, time_major=True,
+                              scope=scope)
+    return array_ops.unstack(outs, num=len(inputs)), state
 
 
 def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None,

@@ -245,3 +245,31 @@ def test_static_bidirectional_rnn_matches_dynamic(g):
         dyn, st = s.run([tf.concat([of, ob], 2), tf.stack(outs, 1)], {x: _data()})
     np.testing.assert_allclose(dyn, st, rtol=1e-5, atol=1e-6)
     del sf, sb
+
+
+def test_static_rnn_is_one_loop_with_the_unrolled_values():
+    """static_rnn runs its cell in one scan: the graph does not grow with the number of
+    steps, and the values are the step-by-step formula's (a jax reference)."""
+    def build(steps):
+        g = tf.Graph()
+        with g.as_default():
+            xs = [tf.placeholder(tf.float32, [B, D]) for _ in range(steps)]
+            outs, st = tf.nn.static_rnn(tf.nn.rnn_cell.BasicLSTMCell(H), xs,
+                                        dtype=tf.float32)
+        return g, xs, outs, st
+
+    g5, _, _, _ = build(5)
+    g20, _, _, _ = build(20)
+    n5 = len(g5.get_operations())
+    assert len(g20.get_operations()) - n5 <= 3 * 15  # placeholders, stack, unstack only
+    g, xs, outs, st = build(T)
+    xv = _data()
+    with g.as_default(), tf.Session(graph=g) as s:
+        s.run(tf.global_variables_initializer())
+        k, b = s.run(tf.trainable_variables())
+        got, h = s.run([outs, st.h], {p: xv[:, t] for t, p in enumerate(xs)})
+    c = hh = jnp.zeros((B, H))
+    for t in range(T):
+        o, (c, hh) = basic_lstm((k, b), xv[:, t], c, hh)
+        np.testing.assert_allclose(got[t], o, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, hh, rtol=1e-5, atol=1e-6)
