@@ -298,12 +298,14 @@ class EarlyStopping(Callback):
         self.stopped_epoch = 0
 
     def _better(self, a, b):
+        if b is None:  # the first monitored epoch is the best so far, even NaN (Keras 3)
+            return True
         return a - self.min_delta > b if self._max else a + self.min_delta < b
 
     def on_train_begin(self, logs=None):
         self.wait = 0
         self.stopped_epoch = 0
-        self.best = -np.inf if self._max else np.inf
+        self.best = None
         self.best_weights = None
         self.best_epoch = 0
 
@@ -320,6 +322,7 @@ class EarlyStopping(Callback):
         _monitor.resolve_auto_mode(self)
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
         self.wait += 1
         if self._better(current, self.best):
             self.best, self.best_epoch = current, epoch

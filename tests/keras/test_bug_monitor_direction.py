@@ -73,3 +73,34 @@ def test_checkpoint_best_only_keeps_the_highest_precision(tmp_path):
     # The run is one where precision rises: more than the first epoch is saved.
     assert len(files["keras"]) > 1
     _close(mh.history["val_prec"], kh.history["val_prec"], rtol=1e-4)
+
+
+def test_early_stopping_counts_a_nan_first_monitored_epoch_as_the_best():
+    # A diverging run (losses overflow to NaN): Keras 3 takes the first monitored
+    # epoch as the best even when its value is NaN, then waits `patience` epochs;
+    # mylib compared NaN with +inf, never improved, and stopped one epoch early.
+    xs = (X * 4 + 2).astype("float32")
+    ys = np.abs(xs[:, :1]) * 10
+
+    def run(K, weights=None):
+        m = K.Sequential([K.Input((4,)), K.layers.Dense(8, activation="relu"),
+                          K.layers.Dense(1)])
+        if weights is not None:
+            m.set_weights(weights)
+        m.compile(K.optimizers.SGD(0.3), "mse")
+        es = K.callbacks.EarlyStopping(monitor="loss", patience=0, start_from_epoch=2,
+                                       restore_best_weights=True)
+        h = m.fit(xs, ys, epochs=6, batch_size=8, shuffle=False, verbose=0,
+                  callbacks=[es])
+        return m, h, es
+
+    rs = np.random.RandomState(2)
+    w = [(rs.randn(*s) * 0.5).astype("float32") for s in [(4, 8), (8,), (8, 1), (1,)]]
+    km, kh, kes = run(keras, w)
+    mm, mh, mes = run(mk, w)
+    assert np.isnan(kh.history["loss"][-1])  # the run did diverge
+    assert mh.epoch == kh.epoch
+    assert mes.best_epoch == kes.best_epoch and mes.stopped_epoch == kes.stopped_epoch
+    for a, b in zip(mm.get_weights(), km.get_weights()):  # restored: epoch 2's weights
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        _close(np.nan_to_num(a), np.nan_to_num(b), rtol=1e-4)
