@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from mylib.callbacks import _monitor
+
 
 def _batches_run(cb, batch):
     """How many batches ran since `cb`'s previous `on_train_batch_end` call, given the
@@ -287,19 +289,23 @@ class EarlyStopping(Callback):
         self.start_from_epoch = start_from_epoch
         if mode not in ("auto", "min", "max"):
             raise ValueError(f"EarlyStopping mode {mode!r} is unknown")
-        if mode == "auto":
-            mode = "max" if "acc" in monitor or monitor.endswith("auc") else "min"
         self.mode = mode
-        self.min_delta = abs(min_delta) * (1 if mode == "max" else -1)
+        # "auto": the monitored compiled metric's direction once the model has built
+        # its step (`_monitor.resolve_auto_mode`); until then the name rule.
+        self._auto_mode = mode == "auto"
+        self._max = _monitor.name_is_max(monitor) if mode == "auto" else mode == "max"
+        self.min_delta = abs(min_delta)
         self.stopped_epoch = 0
 
     def _better(self, a, b):
-        return a - self.min_delta > b if self.mode == "max" else a - self.min_delta < b
+        if b is None:  # the first monitored epoch is the best so far, even NaN (Keras 3)
+            return True
+        return a - self.min_delta > b if self._max else a + self.min_delta < b
 
     def on_train_begin(self, logs=None):
         self.wait = 0
         self.stopped_epoch = 0
-        self.best = -np.inf if self.mode == "max" else np.inf
+        self.best = None
         self.best_weights = None
         self.best_epoch = 0
 
@@ -313,8 +319,10 @@ class EarlyStopping(Callback):
             return
         if epoch < self.start_from_epoch:
             return
+        _monitor.resolve_auto_mode(self)
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
         self.wait += 1
         if self._better(current, self.best):
             self.best, self.best_epoch = current, epoch

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from mylib.callbacks import Callback, _batches_run
+from mylib.callbacks import _monitor
 from mylib.callbacks.misc import _mode_is_max
 from mylib.callbacks.tensorboard import is_chief
 from mylib import errors
@@ -59,6 +60,7 @@ class ModelCheckpoint(Callback):
                              f"integer. Received: save_freq={save_freq!r}")
         self.save_freq = save_freq
         self._max = _mode_is_max(mode, monitor, "ModelCheckpoint")
+        self._auto_mode = mode == "auto"
         self.best = initial_value_threshold if initial_value_threshold is not None else (
             -np.inf if self._max else np.inf)
         self._batches = 0
@@ -114,6 +116,7 @@ class ModelCheckpoint(Callback):
                 warnings.warn(f"Can save best model only with {self.monitor} available; "
                               f"skipping. Available: {sorted(logs)}", stacklevel=2)
                 return
+            _monitor.resolve_auto_mode(self)
             better = current > self.best if self._max else current < self.best
             if not better:
                 if self.verbose > 0:

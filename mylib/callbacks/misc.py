@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from mylib.callbacks import Callback
+from mylib.callbacks import Callback, _monitor
 from mylib.core.compat_args import init_arg_names, unrecognized_kwargs
 from mylib.runtime import keras_session as backend
 
@@ -53,8 +53,8 @@ def set_learning_rate(model, value, who="set_learning_rate"):
 def _mode_is_max(mode, monitor, who):
     if mode not in ("auto", "min", "max"):
         raise ValueError(f"{who}: mode must be 'auto', 'min' or 'max'. Received: mode={mode!r}")
-    if mode == "auto":
-        return "acc" in monitor or monitor.endswith("auc") or monitor.startswith("fmeasure")
+    if mode == "auto":  # until `_monitor.resolve_auto_mode` asks the compiled metric
+        return _monitor.name_is_max(monitor)
     return mode == "max"
 
 
@@ -79,6 +79,7 @@ class ReduceLROnPlateau(Callback):
         self.verbose, self.min_delta, self.cooldown = verbose, float(min_delta), int(cooldown)
         self.min_lr = float(min_lr)
         self._max = _mode_is_max(mode, monitor, "ReduceLROnPlateau")
+        self._auto_mode = mode == "auto"
         self.mode = mode
         self._reset()
 
@@ -105,6 +106,7 @@ class ReduceLROnPlateau(Callback):
                           f"not available. Available metrics are: {','.join(logs)}.",
                           stacklevel=2)
             return
+        _monitor.resolve_auto_mode(self)
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.wait = 0

@@ -27,7 +27,12 @@ class MultiHeadAttention(Layer):
     (position t attends to s <= t) are combined with AND. Masked scores are set to the
     most negative finite value of the scores' dtype before the softmax, which runs in
     float32 under a mixed precision policy (so a float16 mask neither overflows nor
-    gives NaN).
+    gives NaN). A query row with every position masked (a padded query step) attends
+    uniformly to all S positions, except with ``dropout > 0`` or
+    ``return_attention_scores=True``, where its probabilities are all 0 (its output
+    the output bias): Keras 3 takes its fused attention kernel only in the first case
+    and its masked `Softmax` (masked entries 0) otherwise; TF-Keras 2 attends
+    uniformly in both.
 
     Args:
       num_heads: number of heads H.
@@ -174,6 +179,10 @@ class MultiHeadAttention(Layer):
             scores = array_ops.where(m, scores, lowest)
 
         probs = nn.softmax(scores, axis=-1)
+        if m is not None and (return_attention_scores or self.dropout > 0):
+            # Keras 3's non-fused path: its masked Softmax zeroes the masked entries,
+            # so a fully masked row attends to nothing (see the class docstring).
+            probs = array_ops.where(m, probs, array_ops.zeros_like(probs))
         if probs.dtype != dt:
             probs = math_ops.cast(probs, dt)
         dropped = probs

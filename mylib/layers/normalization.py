@@ -181,7 +181,12 @@ class BatchNormalization(_AffineNorm):
                                                  trainable=False)
         self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in axes})
 
-    def call(self, inputs, training=None, mask=None):
+    def call(self, inputs, training=None, mask=None, time_steps=None):
+        """`time_steps` (set by `TimeDistributed`, static T): the batch axis holds T
+        time slices per sample (``[batch * T, ...]``, sample-major); in training each
+        slice is normalized by its own batch statistics and the moving statistics
+        take one update per slice in time order, as Keras 3's `TimeDistributed`, which
+        calls the layer once per time step (TF-Keras 2 pooled all slices)."""
         if inputs.dtype in (dtypes.float16, dtypes.bfloat16) or \
                 self.dtype in (dtypes.float16, dtypes.bfloat16):
             # As Keras 3: batch statistics overflow in 16 bits, so a mixed policy's
@@ -190,6 +195,10 @@ class BatchNormalization(_AffineNorm):
         else:
             x = inputs if inputs.dtype == self.dtype else math_ops.cast(inputs, self.dtype)
         b = self._bshape
+        if training and self.trainable and time_steps and time_steps > 1 and not self.renorm:
+            # (with renorm, TimeDistributed's slices share one set of batch statistics)
+            out = self._per_slice_call(x, int(time_steps), mask)
+            return out if out.dtype == inputs.dtype else math_ops.cast(out, inputs.dtype)
         if training and self.trainable:
             mean, var = self._masked_moments(x, mask) if self._mask_applies(x, mask) \
                 else nn_ops.moments(x, self._reduction_axes, keepdims=False)
@@ -247,6 +256,42 @@ class BatchNormalization(_AffineNorm):
                         nn_ops.relu(new_std * new_std - self.epsilon))):
             self.add_update(v.assign(new, read_value=False))
         return sg(r), sg(d)
+
+    def _per_slice_call(self, x, steps, mask):
+        """Training pass over ``[batch * steps, ...]`` with each time slice's own
+        statistics (see `call`)."""
+        tail = x.shape.as_list()[1:]
+        xs = array_ops.reshape(x, [-1, steps] + tail)  # [batch, T, ...]
+        # Reduced: the batch axis and the slice's other non-feature axes (not time).
+        axes = [0] + [a + 1 for a in self._reduction_axes if a != 0]
+        if mask is not None and self._mask_applies(x, mask):
+            w = math_ops.cast(array_ops.reshape(mask, [-1, steps] + tail[:-1]), x.dtype)
+            w = array_ops.expand_dims(w, -1) * constant_ops.ones_like(xs)
+            n = math_ops.maximum(reduction_ops.reduce_sum(w, axes, keepdims=True), 1e-7)
+            mean = reduction_ops.reduce_sum(w * xs, axes, keepdims=True) / n
+            var = reduction_ops.reduce_sum(w * math_ops.square(xs - mean), axes,
+                                           keepdims=True) / n
+        else:
+            mean, var = nn_ops.moments(xs, axes, keepdims=True)  # [1, T, 1.., C]
+        m = self.momentum
+        # T sequential updates in closed form: moving * m**T + sum_t (1-m) m**(T-1-t) s_t.
+        coef = constant_ops.constant(
+            [[(1.0 - m) * m ** (steps - 1 - t)] for t in range(steps)], dtype=x.dtype)
+        for moving, stat in ((self.moving_mean, mean), (self.moving_variance, var)):
+            per_t = array_ops.reshape(array_ops.stop_gradient(stat), [steps, -1])
+            step_sum = reduction_ops.reduce_sum(per_t * coef, 0)
+            v = moving.value()
+            if v.dtype != x.dtype:
+                step_sum = math_ops.cast(step_sum, v.dtype)
+            new = v * (m ** steps) + array_ops.reshape(step_sum, array_ops.shape(v))
+            self.add_update(moving.assign(new, read_value=False))
+        bb = [1] + self._bshape
+        beta, gamma = (None if w is None else w.value() for w in (self.beta, self.gamma))
+        beta, gamma = (t if t is None or t.dtype == x.dtype else math_ops.cast(t, x.dtype)
+                       for t in (beta, gamma))
+        out = nn_ops.batch_normalization(xs, mean, var, _param(beta, bb), _param(gamma, bb),
+                                         self.epsilon)
+        return array_ops.reshape(out, [-1] + tail)
 
     def _mask_applies(self, x, mask):
         """A mask over all but the (last) feature axis, e.g. [batch, T] for [batch, T, C]."""

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from mylib.core.compat_args import warn_ignored
 from mylib.core.ops import array_ops
 from mylib.core.ops import constant_ops
@@ -185,7 +187,9 @@ class TimeDistributed(Layer):
     """Applies `layer` to every timestep: ``[batch, time, ...] -> [batch, time, ...']``.
 
     The batch and time axes are merged into one for the inner call (one op per inner
-    op, not one per timestep); the inner layer's weights are shared across time. A mask
+    op, not one per timestep); the inner layer's weights are shared across time. An
+    inner `BatchNormalization` in training normalizes each time step by its own batch
+    statistics (Keras 3, which calls the layer per step; TF-Keras 2 pooled them). A mask
     ``[batch, time]`` passes through to the output (and, reshaped to ``[batch * time]``,
     to an inner layer whose `call` takes ``mask=``).
     """
@@ -208,6 +212,11 @@ class TimeDistributed(Layer):
                              f"be known. Received: input shape {tuple(shape)}")
         x = array_ops.reshape(inputs, [-1] + inner)
         kw = {} if training is None else {"training": training}
+        if shape[1] is not None and \
+                "time_steps" in inspect.signature(type(self.layer).call).parameters:
+            # A layer whose training statistics mix the batch (BatchNormalization)
+            # keeps them per time step, as Keras 3 (which calls it once per step).
+            kw["time_steps"] = shape[1]
         if mask is not None and self.layer._accepts_mask():
             # Each step's mask entry goes with its sample: [batch, T] -> [batch * T].
             kw["mask"] = array_ops.reshape(mask, [-1] + mask.shape.as_list()[2:])

@@ -333,7 +333,7 @@ def stream_fit_inputs(model, x, y, sample_weight, validation_split, class_weight
                          "batches and pass `validation_data`.")
     stream = BatchStream(x, steps_per_epoch, "x")
     xb, yb, swb = unpack_batch(stream.peek())
-    if yb is None and not model._custom_steps():
+    if yb is None and not model._fits_without_y():
         raise ValueError("The dataset/generator passed to fit must yield (x, y) or "
                          "(x, y, sample_weight) batches; its first batch has no y.")
     _, ys, sw, _ = model._prepare(xb, yb, swb, class_weight)
@@ -349,10 +349,12 @@ def array_fit_inputs(model, x, y, sample_weight, class_weight, validation_split,
                      validation_steps):
     """`FitInputs` for arrays `x`, `y`; a `validation_split` holds out the LAST
     fraction of the samples (before shuffling)."""
-    if y is None and not model._custom_steps():
+    if y is None and not model._fits_without_y():
         raise ValueError("`y` is required: mylib fits (x, y) arrays, or a dataset / "
                          "generator of (x, y) batches as `x` (a model with its own "
-                         "`train_step` may fit `x` alone).")
+                         "`train_step`, or compiled with no `loss` and no metrics so "
+                         "that its layers' `add_loss` terms train it, may fit `x` "
+                         "alone).")
     # The held-out rows of a `validation_split` are weighted by `sample_weight` only,
     # never by `class_weight` (as Keras 3: val_loss equals `evaluate` on those rows).
     split_cw = bool(validation_split) and class_weight is not None
@@ -399,16 +401,19 @@ def validation_source(model, validation_data, validation_steps, batch_size):
     if is_stream(validation_data):
         stream = BatchStream(validation_data, validation_steps, "validation_data")
         xb, yb, swb = unpack_batch(stream.peek())
-        if yb is None:
+        if yb is None and not model._fits_without_y():
             raise ValueError("`validation_data` must yield (x_val, y_val) or "
                              "(x_val, y_val, val_sample_weight) batches.")
         _, ys0, sw0, _ = model._prepare(xb, yb, swb)
-        return ys0, sw0.ndim, lambda: stream_feeds(model, stream, None, True)
+        return ys0, sw0.ndim, lambda: stream_feeds(model, stream, None, True,
+                                                   with_y=yb is not None)
     vd = tuple(validation_data)
-    if len(vd) not in (2, 3):
+    # (x_val,) alone where the model needs no targets (Keras's 1-tuple batches).
+    if len(vd) not in (2, 3) and not (len(vd) == 1 and model._fits_without_y()):
         raise ValueError("`validation_data` must be (x_val, y_val) or "
                          "(x_val, y_val, val_sample_weight).")
-    xs, ys, sw, n = model._prepare(vd[0], vd[1], vd[2] if len(vd) == 3 else None)
+    vd = vd + (None,) * (3 - len(vd))
+    xs, ys, sw, n = model._prepare(vd[0], vd[1], vd[2])
     return ys, sw.ndim, lambda: array_feeds(xs, ys, sw, n, batch_size, validation_steps)
 
 

@@ -50,10 +50,11 @@ def build_tracking(model, y_arrays):
     from mylib import metrics as M
 
     args = model._compile_args
-    if args["loss"] is None:
-        raise ValueError("The model must be compiled with a `loss` to be trained or "
-                         "evaluated.")
-    loss_ids = model._per_output(args["loss"], "loss")
+    # No compiled loss: the layers' own losses (`add_loss`, regularizers) are the
+    # objective, as Keras 3's endpoint-layer models; `_total_loss` refuses a step
+    # that has none at all.
+    loss_ids = ([None] * len(model.outputs) if args["loss"] is None
+                else model._per_output(args["loss"], "loss"))
     lw = args["loss_weights"]
     lws = model._per_output(lw, "loss_weights") if lw is not None else [1.0] * len(loss_ids)
     loss_fns = []
@@ -259,7 +260,9 @@ def build_step_graph(model, mode, ys, feed_weights, sw_ndim):
             sw = array_ops.placeholder("float32", [None] * sw_ndim,
                                        name="sample_weight")
         else:  # ones, [batch]: no per-step host-to-device copy of weights
-            sw = constant_ops.fill(array_ops.shape(targets[0])[:1],
+            # (without targets, `targets_free`, the batch is the first input's)
+            rows = targets[0] if targets else flatten(model.inputs)[0]
+            sw = constant_ops.fill(array_ops.shape(rows)[:1],
                                 constant_ops.constant(1.0, dtype="float32"))
         fed_sw = sw
         masks = [get_mask(o) for o in outs]  # Keras masks of the outputs (or None)
@@ -394,6 +397,10 @@ def _total_loss(model, tr, out_losses, fx):
     reg = model.losses if fx is None else model._weight_losses() + fx.losses
     if reg:
         terms.append(math_ops.add_n(reg) if len(reg) > 1 else reg[0])
+    if not terms:
+        raise ValueError("No loss to compute: the model was compiled without a `loss` "
+                         "and none of its layers adds one (`add_loss`, regularizers). "
+                         "Provide a `loss` argument in `compile()`.")
     return math_ops.add_n(terms) if len(terms) > 1 else terms[0]
 
 

@@ -201,6 +201,17 @@ class Model(GraphNetworkMixin, Layer):
     def _custom_steps(self):
         return cs.uses_custom_steps(self)
 
+    def _fits_without_y(self):
+        """Whether `fit` / `evaluate` take `x` alone: the model's own steps decide
+        what the targets are, or (Keras 3's endpoint-layer models) it was compiled
+        with no `loss` and no metrics, its layers' `add_loss` terms being the
+        objective."""
+        if self._custom_steps():
+            return True
+        args = self.__dict__.get("_compile_args")
+        return bool(args) and args.get("loss") is None and not args.get("metrics") \
+            and not args.get("weighted_metrics")
+
     def call(self, inputs, training=None):
         if self._is_graph_network:
             return self._run_graph(inputs, training)
@@ -322,7 +333,7 @@ class Model(GraphNetworkMixin, Layer):
         n = da.check_lengths(arrays, names)
         if class_weight is not None and ys is not None:
             sw = da.apply_class_weight(class_weight, ys[0], self.outputs[0].shape.rank, sw)
-        if ys is None and self._custom_steps():
+        if ys is None and self._fits_without_y():
             ys = []
         if ys is not None and sw is None:
             sw = np.ones(n, np.float32)
@@ -895,7 +906,7 @@ class Model(GraphNetworkMixin, Layer):
                 raise ValueError("`y` must not be given when `x` is a dataset or a generator.")
             stream = da.BatchStream(x, steps, "x")
             xb, yb, swb = da.unpack_batch(stream.peek())
-            if yb is None and not self._custom_steps():
+            if yb is None and not self._fits_without_y():
                 raise ValueError("The dataset/generator passed to evaluate must yield (x, y) "
                                  "or (x, y, sample_weight) batches.")
             _, ys, sw, _ = self._prepare(xb, yb, swb)
@@ -903,7 +914,7 @@ class Model(GraphNetworkMixin, Layer):
             batches = da.stream_feeds(self, stream, None, True, with_y=yb is not None)
             nsteps = stream.steps_hint
         else:
-            if y is None and not self._custom_steps():
+            if y is None and not self._fits_without_y():
                 raise ValueError("`y` is required to evaluate.")
             xs, ys, sw, n = self._prepare(x, y, sample_weight)
             self._custom_test_weighted = sample_weight is not None

@@ -37,9 +37,11 @@ def test_masked_attention_low_precision_matches_float32(policy):
     tol = 2e-2 if policy == "mixed_float16" else 6e-2
     np.testing.assert_allclose(got_out.astype(np.float32), want_out, rtol=tol, atol=tol)
     np.testing.assert_allclose(got_p.astype(np.float32), want_p, atol=tol)
-    # valid queries give padded keys no attention; each row sums to 1
+    # valid queries give padded keys no attention; each valid query's row sums to 1,
+    # a padded query's row to 0 (Keras 3's masked softmax with the scores returned)
     valid = ids != 0
-    np.testing.assert_allclose(want_p.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(want_p.sum(-1), np.broadcast_to(
+        valid[:, None, :].astype(np.float32), want_p.shape[:-1]), rtol=1e-5)
     key_pad = np.broadcast_to(valid[:, None, :, None] & ~valid[:, None, None, :],
                               want_p.shape)
     assert np.all(want_p[key_pad] == 0)
