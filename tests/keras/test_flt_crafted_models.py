@@ -219,3 +219,19 @@ def test_duplicate_members_read_one_consistent_copy(saved, tmp_path):
         _write(path, members + [("config.json", json.dumps(crafted).encode())])
     with pytest.raises(ValueError, match="Unknown layer class 'EvilLayer'"):
         keras.models.load_model(path)
+
+
+def test_files_written_by_keras_itself_are_named_as_such(tmp_path):
+    import keras as real_keras  # the reference Keras 3 (KERAS_BACKEND=jax)
+
+    k = real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.Dense(2)])
+    k.save(str(tmp_path / "k3.keras"))
+    k.save_weights(str(tmp_path / "k3.weights.h5"))
+    with pytest.raises(ml.errors.DataLossError, match=r"k3\.keras: a Keras .* \.keras file"):
+        keras.models.load_model(str(tmp_path / "k3.keras"))
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    before = [w.copy() for w in m.get_weights()]
+    with pytest.raises(ml.errors.DataLossError, match=r"k3\.weights\.h5: an HDF5 file"):
+        m.load_weights(str(tmp_path / "k3.weights.h5"))
+    for a, b in zip(before, m.get_weights()):
+        np.testing.assert_array_equal(a, b)
