@@ -199,3 +199,33 @@ def test_events_pending_at_exit_are_written(tmp_path):
                    env={**os.environ, "PYTHONPATH": ROOT})
     (path,) = glob.glob(str(tmp_path / "*tfevents*"))
     assert _event_steps(path) == list(range(20))
+
+
+def test_record_claiming_more_than_the_file_is_refused_before_reading(tmp_path):
+    # A 2 GiB length (with a valid header checksum) in a 40-byte file: the reader
+    # must not allocate the claimed record. The address space is capped at what the
+    # process already maps plus 1 GiB, so an attempt would be a MemoryError.
+    import struct as _struct
+
+    from tensorboardX.record_writer import masked_crc32c
+
+    path = tmp_path / "events.out.tfevents.crafted"
+    header = _struct.pack("<Q", (1 << 31) - 1)
+    path.write_bytes(header + _struct.pack("<I", masked_crc32c(header)) + b"\0" * 28)
+    script = textwrap.dedent(f"""
+        import resource
+        import mylib as ml
+        from mylib import errors
+        import google.protobuf, tensorboardX.proto.event_pb2, tensorboardX.record_writer
+        vm = [l for l in open("/proc/self/status") if l.startswith("VmSize")][0]
+        cap = int(vm.split()[1]) * 1024 + (1 << 30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        try:
+            list(ml.train.summary_iterator({str(path)!r}))
+        except errors.DataLossError as e:
+            print("DataLossError", e)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.stdout.startswith("DataLossError"), out.stdout + out.stderr[-2000:]
+    assert "claims 2147483647 bytes" in out.stdout
