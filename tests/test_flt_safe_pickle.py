@@ -27,6 +27,7 @@ def test_a_directly_sized_array_is_refused():
 @pytest.mark.parametrize("protocol", [3, 4, 5])
 def test_real_numpy_pickles_round_trip(protocol):
     values = [np.arange(12.0).reshape(3, 4), np.asfortranarray(np.ones((2, 3), np.int16)),
+              np.arange(20.0)[::2], np.ones((4, 4))[:, 1:3], np.array(3.0),
               np.zeros((0, 5)), np.float32(2.5),
               {"w": np.ones(3, np.int8), "n": [1, 2.0, "x", None]}]
     for v in values:
