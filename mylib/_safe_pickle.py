@@ -24,6 +24,8 @@ class _Unpickler(pickle.Unpickler):
         self._what, self._hint = what, hint
 
     def find_class(self, module, name):
+        if name == "_reconstruct" and (module, name) in _ALLOWED:
+            return self._empty_reconstruct(super().find_class(module, name))
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
         if module == "ml_dtypes":  # bfloat16, float8 ...: scalar types only
@@ -33,6 +35,25 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(
             f"Refusing to load {module}.{name} from {self._what}: only numpy arrays are "
             f"expected.{self._hint}")
+
+
+    def _empty_reconstruct(self, reconstruct):
+        # numpy pickles an array as an empty one, `_reconstruct(ndarray, (0,), b'b')`,
+        # whose __setstate__ then brings the data (so its size is bounded by the
+        # pickle). A crafted pickle could ask for any shape: 60 bytes returned an
+        # uninitialized 3 GB array. Only empty ones are built.
+        what, hint = self._what, self._hint
+
+        def checked(subtype, shape, dtype):
+            n = 1
+            for d in shape if isinstance(shape, tuple) else (shape,):
+                n *= d if isinstance(d, int) else 1
+            if n != 0:
+                raise pickle.UnpicklingError(
+                    f"Refusing an array of shape {str(shape)[:100]} built directly in "
+                    f"{what}: numpy pickles arrays empty, then sets their data.{hint}")
+            return reconstruct(subtype, shape, dtype)
+        return checked
 
 
 def load(f, what, hint="", encoding="ASCII"):

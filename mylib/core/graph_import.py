@@ -552,6 +552,12 @@ def _create_ops(graph, nodes, op_defs, order, mapped, clear_devices, renamed=Non
         for s, t in zip(n.input, data):
             if _canonical(s) in mapped:
                 _check_mapped(n, s, t, new_ops)
+        loc = n.attr.get("_class")
+        if loc is not None and not (isinstance(loc, (list, tuple))
+                                    and all(isinstance(x, str) for x in loc)):
+            raise errors.InvalidArgumentError(
+                f"import_graph_def: node '{n.name}' ({n.op}) has a malformed '_class' "
+                f"attr: expected a list of 'loc:@<node>' strings, got {loc!r:.100}")
         frame = n.debug_info
         op = od.create(data, kattrs, name=n.name, graph=graph,
                        frame=tuple(frame) if frame else None)

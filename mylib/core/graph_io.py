@@ -561,7 +561,8 @@ def _depth_over(tree, limit):
 
 
 def _check_file_tree(tree, path, formats):
-    if not isinstance(tree, dict) or tree.get("format") not in formats:
+    if not isinstance(tree, dict) or not isinstance(tree.get("format"), str) \
+            or tree["format"] not in formats:
         got = tree.get("format") if isinstance(tree, dict) else type(tree).__name__
         raise errors.DataLossError(
             f"{path}: not a mylib graph file: format is {got!r}, expected one of "

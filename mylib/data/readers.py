@@ -29,23 +29,61 @@ def _filenames(filenames):
     return out
 
 
+_CHUNK = 1 << 20  # bytes read (and, compressed, decompressed) at a time
+
+
+def _raw_chunks(path):
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
+def _gzip_chunks(path):
+    with gzip.open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):  # at most _CHUNK decompressed bytes at a time
+            yield chunk
+
+
+def _zlib_chunks(path):
+    d = zlib.decompressobj()
+    for raw in _raw_chunks(path):
+        while raw and not d.eof:
+            out = d.decompress(raw, _CHUNK)  # bounded output, even for a zip bomb
+            if out:
+                yield out
+            raw = d.unconsumed_tail
+    if not d.eof:
+        raise EOFError("the ZLIB stream ends before its end-of-stream marker")
+
+
 def _lines(path, compression):
-    if compression == "GZIP":
-        f = gzip.open(path, "rb")
-    elif compression == "ZLIB":
-        with open(path, "rb") as raw:
-            data = zlib.decompress(raw.read())
-        f = None
-    else:
-        f = open(path, "rb")
-    if f is not None:
-        with f:
-            data = f.read()
-    parts = data.split(b"\n")
-    if parts and parts[-1] == b"":
-        parts.pop()                      # a final newline ends the last line
-    for line in parts:
-        yield np.array(line[:-1] if line.endswith(b"\r") else line, dtype=object)
+    """The lines of one file, streamed: memory is bounded by the longest line, not by
+    the file (or what it decompresses to). A corrupt or truncated compressed file is a
+    `DataLossError` naming it, raised when the reader reaches the damage (the lines
+    before it are yielded, as TensorFlow's reader does)."""
+    from mylib import errors
+
+    chunks = {"GZIP": _gzip_chunks, "ZLIB": _zlib_chunks}.get(compression, _raw_chunks)
+    pending = []
+    try:
+        for chunk in chunks(path):
+            start = 0
+            while (i := chunk.find(b"\n", start)) >= 0:
+                pending.append(chunk[start:i])
+                yield _line(b"".join(pending))
+                pending, start = [], i + 1
+            if start < len(chunk):
+                pending.append(chunk[start:])
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise errors.DataLossError(
+            f"TextLineDataset: {path} is not a valid {compression} file, or it is "
+            f"truncated or corrupted ({type(e).__name__}: {e})") from None
+    if pending:  # a last line without a final newline
+        yield _line(b"".join(pending))
+
+
+def _line(b):
+    return np.array(b[:-1] if b.endswith(b"\r") else b, dtype=object)
 
 
 def TextLineDataset(filenames, compression_type=None, buffer_size=None,  # noqa: N802
@@ -57,7 +95,8 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None,  # noqa:
       filenames: a path or a list of paths (Python strings; read each time the dataset
         is iterated).
       compression_type: None or "" (plain), "GZIP" or "ZLIB".
-      buffer_size: accepted; files are read whole.
+      buffer_size: accepted; files are streamed in 1 MiB chunks (memory is bounded by
+        the longest line, whatever a compressed file expands to).
       num_parallel_reads: with N > 1, lines of N files are interleaved one at a time
         (TensorFlow's deterministic order for parallel reads); the reading itself is
         sequential.
@@ -69,6 +108,8 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None,  # noqa:
         supported: mylib's datasets run on the host).
       ValueError: an unknown `compression_type`.
       FileNotFoundError: (when iterated) a missing file.
+      DataLossError: (when iterated, after the lines before the damage) a GZIP or ZLIB
+        file that is corrupted, truncated or not compressed in that format.
     """
     names = _filenames(filenames)
     comp = (compression_type or "").upper()

@@ -335,15 +335,38 @@ class Lambda(Layer):
 
     @classmethod
     def from_config(cls, config):
+        """The layer of `get_config`'s dict. A function (``function``, a callable
+        ``output_shape``, ``mask``) saved in a file is a registered name, looked up
+        (never code: a Keras 3 file's lambda bytecode is refused with a ValueError)."""
         config = dict(config)
-        fn = config.get("function")
-        if isinstance(fn, (str, dict)):
-            # Resolved by name only; never code from a file.
-            name = fn if isinstance(fn, str) else fn.get("registered_name")
-            obj = registration.get_registered_object(name)
-            if obj is None:
-                raise ValueError(
-                    f"Lambda: unknown function '{name}'. Register it with "
-                    "`@ml.saving.register_serializable()` before loading.")
-            config["function"] = obj
+        name = config.get("name")
+        config["function"] = _function_by_name(config.get("function"), "function", name)
+        for key in ("output_shape", "mask"):
+            v = config.get(key)
+            if isinstance(v, str) or isinstance(v, dict) and (
+                    "registered_name" in v or "class_name" in v):
+                config[key] = _function_by_name(v, key, name)
         return cls(**config)
+
+
+def _function_by_name(fn, what, layer_name):
+    """The registered function a saved Lambda config names (`fn` as is when it is not
+    a name: a callable in the same process)."""
+    if isinstance(fn, dict) and fn.get("class_name") == "__lambda__":
+        # Keras 3 stores a lambda's bytecode and runs it under safe_mode=False.
+        raise ValueError(
+            f"Lambda '{layer_name}': the saved `{what}` is Python bytecode (a `lambda` "
+            "saved by Keras). mylib never runs code from a file, with or without "
+            "`safe_mode=False`: define the function, register it with "
+            "`@ml.saving.register_serializable()` (or pass it in `custom_objects`), or "
+            "rebuild the model in code and load its weights.")
+    if isinstance(fn, (str, dict)):
+        # Resolved by name only; never code from a file.
+        name = fn if isinstance(fn, str) else fn.get("registered_name")
+        obj = registration.get_registered_object(name)
+        if obj is None:
+            raise ValueError(
+                f"Lambda '{layer_name}': unknown `{what}` function '{name}'. Register it "
+                "with `@ml.saving.register_serializable()` before loading.")
+        return obj
+    return fn

@@ -56,7 +56,10 @@ def get_registered_name(obj):
 
 def get_registered_object(name, custom_objects=None):
     """The class or function registered (or passed in `custom_objects`, or in an
-    active `custom_object_scope`) under `name`; None if there is none."""
+    active `custom_object_scope`) under `name`; None if there is none (always for a
+    `name` that is not a string, e.g. a list read from a crafted file)."""
+    if not isinstance(name, str):
+        return None
     for table in [custom_objects or {}] + _SCOPES[::-1]:
         if name in table:
             return table[name]

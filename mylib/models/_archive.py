@@ -108,15 +108,26 @@ class Archive:
         try:
             self._zip = zipfile.ZipFile(self.path)
         except _READ_ERRORS as e:
+            if _starts_with(self.path, b"\x89HDF\r\n\x1a\n"):
+                raise self._bad(f"an HDF5 file (Keras's own .h5 / .weights.h5 format), "
+                                f"not a mylib model/weights file: mylib reads only files "
+                                f"it wrote (rebuild the model in Keras and copy its "
+                                f"weights with get_weights / set_weights).") from e
             raise self._bad(f"not a mylib model/weights file, or the file is truncated or "
                             f"corrupted ({e}).") from e
         try:
             if not self.has("metadata.json"):
                 raise self._bad("no readable metadata.json; not a mylib model file.")
             meta = self.read_json("metadata.json")
-            if not isinstance(meta, dict) or meta.get("format") not in formats:
+            if not isinstance(meta, dict) or not isinstance(meta.get("format"), str) \
+                    or meta["format"] not in formats:
                 got = meta.get("format") if isinstance(meta, dict) else None
-                raise self._bad(f"unknown format {got!r}.")
+                if isinstance(meta, dict) and "keras_version" in meta and got is None:
+                    raise self._bad(
+                        f"a Keras {str(meta['keras_version'])[:20]} .keras file, not a "
+                        "mylib model file: mylib reads only files it wrote (rebuild the "
+                        "model and copy its weights with get_weights / set_weights).")
+                raise self._bad(f"unknown format {str(got)[:100]!r}.")
             v = meta.get("format_version")
             if not isinstance(v, int) or v > max_version:
                 raise self._bad(f"format version {v!r} is newer than this mylib reads "
@@ -322,3 +333,11 @@ class _Window(io.RawIOBase):
         if not self.closed:
             self._f.close()
         super().close()
+
+
+def _starts_with(path, magic):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False

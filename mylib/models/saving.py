@@ -462,10 +462,37 @@ def to_json(model, **kwargs):
 
 
 def model_from_json(json_string, custom_objects=None):
-    """A new model (with new weights) from `Model.to_json()`'s text."""
+    """A new model (with new weights) from `Model.to_json()`'s text.
+
+    Raises:
+      ValueError: the text is not JSON, names an unknown class, or does not describe a
+        model (a wrong type or a missing entry anywhere in it).
+    """
     d = _archive.loads_json(json_string.encode() if isinstance(json_string, str)
                             else json_string, "model_from_json: the text")
-    return model_from_dict(d, custom_objects, compile=False)
+    return _rebuild(d, custom_objects, False, "model_from_json: the text")
+
+
+# What rebuilding from a config raises when an entry has the wrong type or is missing
+# (a corrupted or crafted file): reported as one ValueError naming the source.
+_MALFORMED = (TypeError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+def _rebuild(d, custom_objects, compile, where):
+    """`model_from_dict` for a config read from a file or text (`where`): every error
+    of a config that does not describe a model becomes a ValueError naming `where`."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{where} is not a model config (a JSON object); got "
+                         f"{type(d).__name__}.")
+    try:
+        return model_from_dict(d, custom_objects, compile=compile)
+    except RecursionError:
+        raise ValueError(f"{where} is nested too deeply to rebuild the model.") from None
+    except _MALFORMED as e:
+        raise ValueError(
+            f"{where} does not describe a model mylib can rebuild ({type(e).__name__}: "
+            f"{str(e)[:300]}). The file is corrupted, crafted, or was written by another "
+            "program; nothing was loaded.") from e
 
 
 def clone_model(model, custom_objects=None):
@@ -695,7 +722,7 @@ def _arrays_from(ar, meta_list, member, what):
             for a, m in zip(ar.read_arrays(member, meta_list, what), meta_list)]
 
 
-def load_model(filepath, custom_objects=None, compile=True):
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """A model from a file written by `Model.save`: same architecture, weights and
     (with `compile`) compile arguments and optimizer state, so it predicts identically
     and continues training exactly where the saved model stopped.
@@ -710,9 +737,14 @@ def load_model(filepath, custom_objects=None, compile=True):
       custom_objects: ``{name: class or function}`` for custom classes not registered
         with `register_serializable`.
       compile: compile the model as it was saved (with the optimizer's state).
+      safe_mode: accepted for Keras 3's signature. Keras 3 refuses to load a `Lambda`
+        layer's Python bytecode unless ``safe_mode=False``; mylib never stores or
+        loads code (a `Lambda`'s function is saved by its registered name), so loading
+        is safe either way and this flag changes nothing.
     Raises:
       ValueError: an unknown class name (the message says how to register it), a
-        config nested too deeply, or weights whose shapes do not match the
+        config nested too deeply or not describing a model (a wrong type or a missing
+        entry: a corrupted or crafted file), or weights whose shapes do not match the
         architecture.
       DataLossError: a truncated, corrupted, oversized or foreign file.
     """
@@ -723,14 +755,10 @@ def load_model(filepath, custom_objects=None, compile=True):
         d = ar.read_json("config.json")
         if not isinstance(d, dict):
             raise errors.DataLossError(f"{filepath}: config.json is not a model config.")
-        try:
-            model = model_from_dict(d, custom_objects, compile=compile)
-            if model.inputs is not None:  # before its variables take memory
-                _check_weight_entries(model, ar, ar.meta.get("weights"))
-            model._ensure_built()
-        except RecursionError:
-            raise ValueError(f"{filepath}: config.json is nested too deeply to rebuild "
-                             "the model.") from None
+        model = _rebuild(d, custom_objects, compile, f"{filepath}: config.json")
+        if model.inputs is not None:  # before its variables take memory
+            _check_weight_entries(model, ar, ar.meta.get("weights"))
+        model._ensure_built()
         _restore(model, ar, compile and bool(ar.meta.get("optimizer")) and model.compiled)
     return model
 

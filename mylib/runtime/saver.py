@@ -49,6 +49,7 @@ inside the directory (relative ones by default).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import struct
@@ -203,9 +204,12 @@ def _read_index(f, path, size):
         try:
             name, dt, shape = e["name"], table[e["dtype"]], tuple(e["shape"])
             off, nbytes, tcrc = e["offset"], e["nbytes"], e["crc32"]
-            ok = (isinstance(name, str) and all(isinstance(d, int) and d >= 0 for d in shape)
-                  and isinstance(off, int) and off >= 0 and isinstance(tcrc, int)
-                  and nbytes == int(np.prod(shape, dtype=np.int64)) * dt.itemsize)
+            # Exact Python ints (bools are not sizes): an int64 product would wrap, and
+            # a shape of 2**32 x 2**32 would pass as 0 bytes; with the exact size, the
+            # file-size check below bounds every array a read allocates.
+            ok = (isinstance(name, str) and all(type(d) is int and d >= 0 for d in shape)
+                  and type(off) is int and off >= 0 and type(tcrc) is int
+                  and type(nbytes) is int and nbytes == math.prod(shape) * dt.itemsize)
         except (KeyError, TypeError):
             ok = False
         if not ok or name in entries:

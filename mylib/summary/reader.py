@@ -27,6 +27,7 @@ def _masked_crc(data):
 
 def _records(path):
     with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
         offset = 0
         while True:
             header = f.read(12)
@@ -43,6 +44,10 @@ def _records(path):
             if length > _MAX_RECORD:
                 raise errors.DataLossError(f"{path}: record of {length} bytes at byte "
                                            f"{offset} is larger than any event")
+            if offset + 16 + length > size:  # before reading (allocating) the record
+                raise errors.DataLossError(f"{path}: truncated record at byte {offset}: "
+                                           f"it claims {length} bytes, the file ends at "
+                                           f"byte {size}")
             data = f.read(length)
             footer = f.read(4)
             if len(data) < length or len(footer) < 4:

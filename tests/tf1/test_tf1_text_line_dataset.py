@@ -19,7 +19,7 @@ def test_text_lines_plain_gzip_and_interleave(tmp_path):
     assert [x.item() for x in ds] == [b"first", b"second line", b"", b"last without newline"]
     gz = tf.data.TextLineDataset([str(b)], compression_type="GZIP")
     assert [x.item() for x in gz] == [b"b1", "b2 \xe9".encode()]
-    with pytest.raises(OSError):        # a plain file read as GZIP
+    with pytest.raises(tf.errors.DataLossError):  # a plain file read as GZIP (as TF)
         list(tf.data.TextLineDataset([str(a)], compression_type="GZIP"))
     inter = tf.data.TextLineDataset([str(a), str(a)], num_parallel_reads=2)
     got = [x.item() for x in inter]

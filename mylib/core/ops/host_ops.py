@@ -36,6 +36,16 @@ def _register(fn):
     return token
 
 
+# How an exception raised by the Python function reaches the caller of `Session.run`,
+# as TensorFlow's py_func maps it (so `except tf.errors.OutOfRangeError` ends a loop fed
+# by a generator's StopIteration). `mylib.errors` raised by the function pass as they are.
+_PY_ERRORS = ((ValueError, errors.InvalidArgumentError),
+              (TypeError, errors.InvalidArgumentError),
+              (StopIteration, errors.OutOfRangeError),
+              (MemoryError, errors.ResourceExhaustedError),
+              (NotImplementedError, errors.UnimplementedError))
+
+
 def _py_func_lower(ctx, op, *inputs):
     fn = _FUNCS.get(op.attrs["token"])
     if fn is None:
@@ -43,7 +53,13 @@ def _py_func_lower(ctx, op, *inputs):
             f"py_func token {op.attrs['token']!r} is not registered in this process "
             "(graphs with py_func run only where they were built)")
     args = [np.asarray(v) for v in inputs]
-    out = fn(*args)
+    try:
+        out = fn(*args)
+    except errors.OpError:
+        raise
+    except Exception as e:  # noqa: BLE001 - TensorFlow's mapping of Python errors
+        cls = next((c for py, c in _PY_ERRORS if isinstance(e, py)), errors.UnknownError)
+        raise cls(f"{type(e).__name__}: {e}", op=op) from e
     touts = op.attrs["Tout"]
     single = op.attrs["single"]
     outs = [out] if single else (list(out) if isinstance(out, (list, tuple)) else [out])
@@ -97,8 +113,13 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
       A `Tensor` (if `Tout` is a single dtype) or a list of tensors, of unknown shape
       (use `set_shape` to declare it).
     Raises:
-      InvalidArgumentError at run time: the function returned another number of
-      values or a dtype that cannot be converted to the declared one.
+      At run time, as TensorFlow maps an exception of `func`: `InvalidArgumentError`
+      for ValueError and TypeError (and for a result with another number of values or
+      a dtype that cannot be converted to the declared one), `OutOfRangeError` for
+      StopIteration, `ResourceExhaustedError` for MemoryError, `UnimplementedError` for
+      NotImplementedError, `UnknownError` for any other Exception (the original is
+      chained as ``__cause__``); a `mylib.errors` error passes as it is, and
+      KeyboardInterrupt / SystemExit are not caught. A failed step changes no variable.
     Differs from TensorFlow: no gradient is defined (as `tf.numpy_function`).
     """
     single = not isinstance(Tout, (list, tuple))
