@@ -129,12 +129,12 @@ class MultiHeadAttention(Layer):
                                  f"{shapes}")
         q, v = shapes[0], shapes[1]
         k = shapes[2] if len(shapes) > 2 else v
-        H = self.num_heads
+        H, Hkv = self.num_heads, self._kv_heads()
         self.query_kernel, self.query_bias = self._proj("query", [q[-1], H, self.key_dim])
-        self.key_kernel, self.key_bias = self._proj("key", [k[-1], H, self.key_dim])
+        self.key_kernel, self.key_bias = self._proj("key", [k[-1], Hkv, self.key_dim])
         if self.use_gate:  # Keras's order: query, key, gate, value, output
             self.gate_kernel, self.gate_bias = self._proj("gate", [q[-1], H, self.value_dim])
-        self.value_kernel, self.value_bias = self._proj("value", [v[-1], H, self.value_dim])
+        self.value_kernel, self.value_bias = self._proj("value", [v[-1], Hkv, self.value_dim])
         out = self._output_dim or q[-1]
         self.output_kernel, self.output_bias = self._proj(
             "attention_output", [H, self.value_dim, out])
@@ -146,6 +146,10 @@ class MultiHeadAttention(Layer):
         if bias is not None:
             y = y + array_ops.expand_dims(bias, 1)  # [H, 1, K]
         return y
+
+    def _kv_heads(self):
+        """The number of key and value heads (`GroupedQueryAttention` has fewer)."""
+        return self.num_heads
 
     def _shared_heads(self, x):
         """The key or value heads ``[B, H_kv, S, K]`` each query head attends to (the
@@ -293,22 +297,8 @@ class GroupedQueryAttention(MultiHeadAttention):
         self.num_query_heads, self.num_key_value_heads = num_query_heads, num_key_value_heads
         self.num_repeats = num_query_heads // num_key_value_heads
 
-    def build(self, input_shape):
-        shapes = [tuple(s) for s in input_shape]
-        for s in shapes:
-            if len(s) != 3 or s[-1] is None:
-                raise ValueError(f'Layer "{self.name}": query, value and key must have shape '
-                                 f"[batch, length, dim] with a known dim. Received shapes "
-                                 f"{shapes}")
-        q, v = shapes[0], shapes[1]
-        k = shapes[2] if len(shapes) > 2 else v
-        hq, hkv, d = self.num_query_heads, self.num_key_value_heads, self.head_dim
-        self.query_kernel, self.query_bias = self._proj("query", [q[-1], hq, d])
-        self.key_kernel, self.key_bias = self._proj("key", [k[-1], hkv, d])
-        if self.use_gate:
-            self.gate_kernel, self.gate_bias = self._proj("gate", [q[-1], hq, d])
-        self.value_kernel, self.value_bias = self._proj("value", [v[-1], hkv, d])
-        self.output_kernel, self.output_bias = self._proj("attention_output", [hq, d, q[-1]])
+    def _kv_heads(self):
+        return self.num_key_value_heads
 
     def _shared_heads(self, x):
         if self.num_repeats == 1:
