@@ -25,10 +25,10 @@ from mylib import errors
 from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import (Operation, Tensor, default_session_stack, get_default_graph,  # noqa: F401
                               get_default_session)
-from mylib.core.lowering import prune
+from mylib.core.lowering import check_input_indices, prune
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.x64 import with_x64, x64
-from mylib.runtime.compile import compile_step
+from mylib.runtime.compile import SpecializedStep, compile_step, raise_failed_check
 from mylib.runtime.policy import get_policy
 from mylib.runtime.variable_store import VariableStore, host_value
 from mylib.core.gradients import IndexedSlices
@@ -169,7 +169,7 @@ class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
                  "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop",
-                 "key", "x32", "wide_args", "get_vars")
+                 "key", "x32", "wide_args", "get_vars", "checks", "n_checks", "input_checks")
 
 
 def _flatten(fetches, graph):
@@ -609,7 +609,7 @@ class Session:
             run = box[0] if box else None
             if run is None or run[0] != _shapes(vals):
                 plan = self._plan(tuple(leaves), feed_keys, vals)
-                run = (plan.key[2], self._runner(plan))
+                run = (plan.key[2], self._runner(plan, check=False))
                 box[:] = [run]
                 owned.add(plan.key)
             return run[1](vals)
@@ -663,7 +663,7 @@ class Session:
                 if plan.segmented is not None:
                     outs = self._execute_with_options(plan, vals, None, None)
                 else:
-                    outs = self._execute(plan, vals)
+                    outs = self._execute(plan, vals, check=False)
                 steps.append(outs)
             if all_steps:
                 return [None if o is None else np.stack([np.asarray(s[j]) for s in steps])
@@ -727,6 +727,7 @@ class Session:
             # ones) have no value to start a carry from.
             return False
         step, n_out, uses_rng = plan.step, plan.n_tensor_fetches, plan.uses_rng
+        n_skip = n_out + plan.n_checks  # the index checks' outputs: not read in loops
         rw_at = [plan.written_keys.index(k) for k in plan.rw_keys]
 
         def loop(rw, ro, feeds, counters, k, all_steps=False):
@@ -737,7 +738,7 @@ class Session:
             def body(carry, xs):
                 feed_vals, counter = xs
                 outs = step(*carry, *ro, *feed_vals, *((counter,) if uses_rng else ()))
-                written = outs[n_out:]
+                written = outs[n_skip:]
                 new = tuple(written[i] for i in rw_at)
                 for old, v in zip(carry, new):
                     if old.shape != v.shape or old.dtype != v.dtype:
@@ -896,22 +897,31 @@ class Session:
         # Processes of one multi-worker job must draw the same random initial values.
         seed_base = (policy.step_seed_base() if policy is not None else None) or \
             self._vars.seed_base
-        cs = compile_step(ops, feed_keys, fetch_tensors, self._store, seed_base, feed_vals,
-                          donate=not _NO_DONATE,
-                          constrain=policy.constrain_variable if laid_out else None)
+        store, constrain = self._store, policy.constrain_variable if laid_out else None
+        cs = compile_step(ops, feed_keys, fetch_tensors, store, seed_base, feed_vals,
+                          donate=not _NO_DONATE, constrain=constrain)
         n_rw, n_ro, n_feed = len(cs.rw_keys), len(cs.ro_keys), len(feed_keys)
         plan = _Plan()
         plan.segmented = None
         plan.fn = cs.fn
+        specialized = bool(cs.static_inputs)
+        if specialized:
+            # Sizes computed from fed values: one program per value of those feeds.
+            static = cs.static_inputs
+            plan.fn = SpecializedStep(cs, lambda vals: compile_step(
+                ops, feed_keys, fetch_tensors, store, seed_base, vals,
+                donate=not _NO_DONATE, constrain=constrain, static_inputs=static),
+                n_rw + n_ro, feed_vals)
         # The un-jitted step and its argument layout, for k-step loops (`_loop_fn`); a
-        # strategy's step (sharded arguments) is not looped.
-        plan.step = None if laid_out else cs.step
+        # strategy's step (sharded arguments) is not looped, nor one specialized to
+        # fed values.
+        plan.step = None if laid_out or specialized else cs.step
         plan.n_args = (n_rw, n_ro, n_feed)
         plan.loop = None
         # Run outside the 64-bit scope where that changes nothing but JAX's own index
         # arithmetic (see mylib.runtime.compile); the 64-bit variables it reads (an
         # optimizer's int64 step count) are passed as 64-bit device arrays.
-        plan.x32 = bool(cs.x32) and not laid_out
+        plan.x32 = bool(cs.x32) and not laid_out and not specialized
         keys = list(cs.rw_keys) + list(cs.ro_keys)
         plan.wide_args = tuple(i for i, k in enumerate(keys)
                                if np.dtype(self._store[k].dtype).itemsize == 8
@@ -933,6 +943,10 @@ class Session:
         plan.rng_ops = cs.rng_ops
         plan.n_fetch = _fetch_order(leaves)
         plan.static = [None if o is None else cs.static.get(o) for o in plan.n_fetch]
+        # Index checks (gathers and scatters with run-time indices): their outputs
+        # follow the fetches; a failed one fails the run after the step.
+        plan.checks, plan.n_checks = cs.checks, cs.n_checks
+        plan.input_checks = cs.input_checks  # fed indices: checked before the step
         return plan
 
     def _place(self, ops):
@@ -961,6 +975,7 @@ class Session:
         plan.feeds = feed_keys
         plan.n_fetch = _fetch_order(leaves)
         plan.static = [None] * len(plan.n_fetch)
+        plan.checks, plan.n_checks, plan.input_checks = (), 0, ()  # per cluster
         return plan
 
     @with_x64
@@ -1027,7 +1042,7 @@ class Session:
                     "feeding the variable.")
         return {k: v for k, (t, v) in var_feeds.items()}
 
-    def _runner(self, plan):
+    def _runner(self, plan, check=True):
         """``run(feed_vals)``: `_execute` of `plan` specialized to it, for callables
         (which keep it beside their plan; a plan does not hold it, so that evicted
         plans are freed without a reference cycle). A plain plan (one program, no
@@ -1039,16 +1054,21 @@ class Session:
         if plan.segmented is not None:
             return lambda vals: self._execute_with_options(plan, vals, None, None)
         if plan.uses_rng or not plan.x32:
-            return lambda vals: self._execute(plan, vals)
+            return lambda vals: self._execute(plan, vals, check=check)
         lock, store, fn, get = self._lock, self._store, plan.fn, plan.get_vars
         written, n, picks, wide = (plan.written_keys, plan.n_tensor_fetches,
                                    plan.n_fetch, plan.wide_args)
+        checks, n_checks = plan.checks, plan.n_checks if check else 0
+        n_out = n + plan.n_checks
+        in_checks = plan.input_checks if check else ()
         config = jax.config
         execute = self._execute
 
         def run(vals):
             if config.jax_enable_x64:  # the thread computes in 64 bits: leave it to
-                return execute(plan, vals)  # the general path (it narrows the scope)
+                return execute(plan, vals, check=check)  # the general path
+            if in_checks:
+                check_input_indices(in_checks, vals)
             with lock:
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
@@ -1064,18 +1084,26 @@ class Session:
                 args += vals
                 outs = fn(*args)
                 if written:
-                    store.update(zip(written, outs[n:]))
+                    store.update(zip(written, outs[n_out:]))
+            if n_checks:
+                raise_failed_check(checks, outs[n:n_out])
             return [None if o is None else outs[o] for o in picks]
 
         return run
 
-    def _execute(self, plan, feed_vals, overrides=None):
+    def _execute(self, plan, feed_vals, overrides=None, check=True):
         """Runs a plan's compiled step; returns the values in the plan's `leaves`
         order (None for operations) as device arrays. `overrides` replaces the values
-        of some variables for this step only (fed variables)."""
+        of some variables for this step only (fed variables). With `check`, an index
+        check that failed raises InvalidArgumentError (waiting for the step); without
+        it (device callables, which never wait), the step's variables keep their
+        values and the fetched values hold fill values where an index was out of
+        range."""
         store = self._store
         if overrides:
             store = collections.ChainMap(overrides, store)
+        if check and plan.input_checks:  # fed indices: before the step, on the host
+            check_input_indices(plan.input_checks, feed_vals)
         # mylib's 64-bit scope (see mylib.core.x64): entered here, around the compiled
         # call only, as it is the hot path; a plan that lowers in 32 bits runs outside
         # it (its step enters the scope while it is traced).
@@ -1097,7 +1125,9 @@ class Session:
             outs = plan.fn(*args)
             n = plan.n_tensor_fetches
             if plan.written_keys:
-                self._store.update(zip(plan.written_keys, outs[n:]))
+                self._store.update(zip(plan.written_keys, outs[n + plan.n_checks:]))
+        if check and plan.n_checks:
+            raise_failed_check(plan.checks, outs[n:n + plan.n_checks])
         return [None if o is None else outs[o] for o in plan.n_fetch]
 
     # --- variable values (for savers, Keras weights, strategies) ---
