@@ -186,6 +186,9 @@ class SegmentedPlan:
 
     def _run_cluster(self, session, seg, env, store, undo, mine, static_env):
         args = [env[t] for t in seg.inputs]
+        for t, v in zip(seg.inputs, args):
+            if isinstance(v, np.ndarray) and v.dtype == object:
+                _string_into_xla(seg, t)
         # Values known while tracing the cluster that made them (a `shape`, shape
         # arithmetic) stay constants here, as they were in the unsplit step; other
         # inputs become constants when the cluster cannot compile without them.
@@ -359,6 +362,16 @@ class SegmentedPlan:
 
 def _dtype_of(v):
     return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+
+
+def _string_into_xla(seg, t):
+    """Raises InvalidArgumentError: string tensor `t` reaches an XLA op of `seg`."""
+    op = next(o for o in seg.ops if t in o.inputs)
+    raise errors.InvalidArgumentError(
+        f"input '{t.name}' is a string tensor: string tensors are host values and XLA "
+        "ops cannot take them. Use the string ops (tf.strings.*, tf.decode_csv, "
+        "tf.string_to_number), which run on the host, to turn strings into numbers "
+        "first", op=op)
 
 
 def _program_key(args, static):

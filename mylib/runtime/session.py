@@ -282,7 +282,7 @@ def _feed_key(k, graph):
 def _convert_feed(t, value):
     """Checks a fed value against tensor `t` and converts it (no state is touched)."""
     dt = t.dtype
-    if type(value) is np.ndarray and value.dtype == dt._np:
+    if type(value) is np.ndarray and value.dtype == dt._np and dt != _dtypes.string:
         # Fast path: a numpy array of the right dtype and fully known shape.
         dims = t._shape._dims
         if dims is None or value.shape == dims:
@@ -297,9 +297,15 @@ def _convert_feed(t, value):
             raise errors.InvalidArgumentError(
                 f"Cannot convert the value fed for '{t.name}' to an array: {e}") from None
         arr_dtype, shape = arr.dtype, arr.shape
-    if dt == _dtypes.string and getattr(arr_dtype, "kind", "") in "SU":
-        # bytes / str fed to a string tensor (a fetched string comes back as bytes)
-        arr_dtype, arr = np.dtype(object), np.asarray(arr, dtype=object)
+    if dt == _dtypes.string and getattr(arr_dtype, "kind", "") in "SUO":
+        # bytes / str fed to a string tensor: elements become bytes, as TensorFlow
+        # returns them (a string tensor is a host value: see string_ops)
+        try:
+            arr = _string_feed(arr)
+        except TypeError as e:
+            raise errors.InvalidArgumentError(
+                f"Cannot feed the value given for '{t.name}' (dtype string): {e}") from None
+        arr_dtype = arr.dtype
     if arr_dtype != dt.np:
         if arr_dtype == object or arr_dtype.kind in "USV":
             raise errors.InvalidArgumentError(
@@ -332,6 +338,20 @@ def _convert_feed(t, value):
                 f"Cannot feed value of shape {TensorShape(shape)} for Tensor '{t.name}', "
                 f"which has shape {ts}")
     return arr
+
+
+def _string_feed(arr):
+    """An object array of bytes from an array of str / bytes."""
+    arr = np.asarray(arr, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for i, x in np.ndenumerate(arr):
+        if isinstance(x, (str, np.str_)):
+            out[i] = x.encode("utf-8")
+        elif isinstance(x, (bytes, np.bytes_)):
+            out[i] = bytes(x)
+        else:
+            raise TypeError(f"element {x!r} is not str or bytes")
+    return out
 
 
 def _check_float_range(t, arr, src, dt):
@@ -891,8 +911,11 @@ class Session:
         laid_out = policy is not None and policy.lays_out_steps()
         placed = {} if laid_out else self._place(ops)
         devs = {d for d in placed.values() if d is not None}
+        # Host ops, and fed strings (host values, which only host ops take), run in a
+        # segmented step.
         if any(op.op_def.host for op in ops) or len(devs) > 1 or \
-                (devs and next(iter(devs)) != jax.devices()[0]):
+                (devs and next(iter(devs)) != jax.devices()[0]) or \
+                any(t.dtype == _dtypes.string for t in feed_keys):
             return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
         # Processes of one multi-worker job must draw the same random initial values.
         seed_base = (policy.step_seed_base() if policy is not None else None) or \
