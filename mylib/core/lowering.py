@@ -96,6 +96,7 @@ class LoweringContext:
         self.checks = []
         self.input_checks = []
         self.inputs = {}
+        self.index_checks = True  # False: a caller that never waits on the step
 
     def check_indices(self, op, tensor, indices, bounds, nd=False):
         """Records that `indices` (the value of `tensor`: an int array; with `nd`, its
@@ -327,7 +328,7 @@ def interpret(prepared, env, ctx):
         ctx.op = op
         args = [env[t] for t in op.inputs]
         try:
-            if op.op_def.index_check is not None and hasattr(ctx, "check_indices"):
+            if op.op_def.index_check is not None and getattr(ctx, "index_checks", False):
                 # Only a step's own ops: function graphs (loop bodies) are traced inside
                 # other transformations, and their indices stay unchecked.
                 for k, bounds, nd in op.op_def.index_check(ctx, op, *args, **kattrs):
@@ -350,6 +351,14 @@ def interpret(prepared, env, ctx):
                 raise type(e)(e.message, op=op) from None
             raise
         except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+            strings = [t.name for t, a in zip(op.inputs, args)
+                       if isinstance(a, np.ndarray) and a.dtype == object]
+            if strings:
+                raise errors.InvalidArgumentError(
+                    f"input '{strings[0]}' is a string tensor: string tensors are host "
+                    "values and XLA ops cannot take them. Use the string ops (tf.strings.*, "
+                    "tf.decode_csv, tf.string_to_number), which run on the host",
+                    op=op) from None
             raise errors.InvalidArgumentError(
                 f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                 op=op, show_inputs=True) from None

@@ -34,7 +34,7 @@ __all__ = ["CompiledStep", "compile_step", "build_step", "SpecializedStep", "val
 
 
 def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info, rng_ops=(),
-               consts=None, static_outputs=False):
+               consts=None, static_outputs=False, index_checks=True):
     """Returns ``step(rw_vals, ro_vals, feed_vals, counter) -> (fetches, written)``.
 
     `counter` is a uint32 vector of per-op run counts, one per name in `rng_ops` (empty
@@ -57,6 +57,7 @@ def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info, rng
         initial = dict(state)
         ctx = LoweringContext(state, counter, seed_base, rng_ops)
         ctx.inputs = input_at
+        ctx.index_checks = index_checks
         env = dict(zip(feeds, feed_vals))
         env.update(const_items)
         interpret(prepared, env, ctx)
@@ -240,7 +241,7 @@ def _spec(v):
 
 
 def compile_step(ops, inputs, outputs, values, seed_base, input_values, *, donate=True,
-                 constrain=None, static_inputs=(), static_outputs=False):
+                 constrain=None, static_inputs=(), static_outputs=False, index_checks=True):
     """Compiles the pruned `ops` computing `outputs` from `inputs`.
 
     Inputs that a size depends on (TensorFlow 1 programs compute shapes from fed
@@ -264,6 +265,8 @@ def compile_step(ops, inputs, outputs, values, seed_base, input_values, *, donat
       static_inputs: indices of `inputs` known to be needed as constants.
       static_outputs: record outputs that are numpy while tracing (shape-like values)
         in `static`, for a later segment to take them as constants.
+      index_checks: check the indices of gathers and scatters (`OpDef.index_check`);
+        off for callers that never wait on the step (no check outputs, no selects).
     Returns:
       A `CompiledStep`.
     Raises:
@@ -276,7 +279,8 @@ def compile_step(ops, inputs, outputs, values, seed_base, input_values, *, donat
     while True:
         try:
             return _compile_step(ops, inputs, outputs, values, seed_base, input_values,
-                                 donate, constrain, tuple(sorted(static)), static_outputs)
+                                 donate, constrain, tuple(sorted(static)), static_outputs,
+                                 index_checks)
         except errors.OpError as e:
             more = _needs_static(e, ops, inputs, input_values, static)
             if not more:
@@ -336,7 +340,7 @@ def value_key(v):
 
 
 def _compile_step(ops, inputs, outputs, values, seed_base, input_values, donate, constrain,
-                  static, static_outputs):
+                  static, static_outputs, index_checks):
     touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
     in_keys = [k for k in touched if k in values]
     inputs, outputs = list(inputs), list(outputs)
@@ -348,7 +352,7 @@ def _compile_step(ops, inputs, outputs, values, seed_base, input_values, donate,
     # Discovery trace (abstract values): which variables the step writes, whether it
     # depends on initialization state, which random ops it runs.
     probe = build_step(ops, inputs, outputs, in_keys, [], seed_base, info, consts=consts,
-                       static_outputs=static_outputs)
+                       static_outputs=static_outputs, index_checks=index_checks)
     var_specs = [jax.ShapeDtypeStruct(values[k].shape, values[k].dtype) for k in in_keys]
     in_specs = [_spec(v) for v in input_values]
     with x64():
@@ -371,7 +375,8 @@ def _compile_step(ops, inputs, outputs, values, seed_base, input_values, donate,
     cs.x32 = not any(_is_64(v) for v in in_specs) and lowers_in_32_bits(traced.jaxpr)
     step = build_step(ops, inputs, outputs, cs.ro_keys, cs.rw_keys, seed_base,
                       {"static": {}, "written": [], "status_keys": [], "uses_rng": False},
-                      cs.rng_ops, consts=consts, static_outputs=static_outputs)
+                      cs.rng_ops, consts=consts, static_outputs=static_outputs,
+                      index_checks=index_checks)
     n_rw, n_ro, n_in = len(cs.rw_keys), len(cs.ro_keys), len(inputs)
     written_keys, uses_rng = cs.written_keys, cs.uses_rng
     fix = constrain or (lambda v: v)

@@ -99,8 +99,10 @@ class _Program:
 class SegmentedPlan:
     """A step as an ordered list of segments (XLA clusters and host ops)."""
 
-    def __init__(self, ops, feeds, fetch_tensors, device_of, default_device):
+    def __init__(self, ops, feeds, fetch_tensors, device_of, default_device,
+                 index_checks=True):
         self.feeds = tuple(feeds)
+        self.index_checks = index_checks
         self.fetch_tensors = list(fetch_tensors)
         self.segments = []
         self.transfers = []  # (tensor, from_device, to_device): the _Send/_Recv pairs
@@ -245,7 +247,8 @@ class SegmentedPlan:
         single = len(self.segments) == 1
         cs = compile_step(seg.ops, seg.inputs, seg.outputs, session.variable_store.values,
                           session.variable_store.seed_base, args, donate=single,
-                          static_inputs=sorted(static), static_outputs=True)
+                          static_inputs=sorted(static), static_outputs=True,
+                          index_checks=self.index_checks)
         seg.need_static = seg.need_static.union(cs.static_inputs)
         prog = _Program()
         prog.rw_keys, prog.ro_keys, prog.written_keys = \

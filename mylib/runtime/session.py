@@ -503,13 +503,18 @@ class Session:
             overflows the tensor's dtype) is not. Feeding a `Variable` (or its name,
             or the tensor it stands for) substitutes the value for every read of the
             variable in this step, as TensorFlow 1 did; the stored value is unchanged.
+            A fed integer that sets a size (``zeros([n])``, ``reshape(x, [n, -1])``)
+            compiles the step for its value (32 programs kept per step); fed strings
+            are host values that only host (string) ops take.
           options: `RunOptions`; run_metadata: `RunMetadata` filled when tracing.
         Returns:
           The fetched values in the structure of `fetches`: numpy arrays (numpy
           scalars for 0-d values), None for operations.
         Raises:
           InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype;
-            a fed variable that the step also writes.
+            a fed variable that the step also writes; an index out of range in a
+            gather or scatter (the step then changes no variable), as TensorFlow on
+            CPU.
           TypeError: `feed_dict` is not a dict, or a key is not a tensor.
           ValueError: a tensor is fed twice (under two keys).
           UnimplementedError: a variable is fed to a step with host ops or several
@@ -628,7 +633,7 @@ class Session:
             # looks its plan up again. The hot path of every fit/predict step.
             run = box[0] if box else None
             if run is None or run[0] != _shapes(vals):
-                plan = self._plan(tuple(leaves), feed_keys, vals)
+                plan = self._plan(tuple(leaves), feed_keys, vals, checks=False)
                 run = (plan.key[2], self._runner(plan, check=False))
                 box[:] = [run]
                 owned.add(plan.key)
@@ -670,7 +675,7 @@ class Session:
         def call(*stacked):
             k = int(np.shape(stacked[0])[0])
             if not box or box[0].key[2] != tuple(np.shape(v)[1:] for v in stacked):
-                box[:] = [self._plan(leaves, feed_keys, [v[0] for v in stacked])]
+                box[:] = [self._plan(leaves, feed_keys, [v[0] for v in stacked], checks=False)]
                 owned.add(box[0].key)
             plan = box[0]
             if plan.loop is not False:
@@ -715,7 +720,7 @@ class Session:
             operations: such a step is long enough that its call overhead does not
             matter). Tracing and lowering happen on the calling thread; only XLA's
             compilation, which releases the GIL, runs on the other one."""
-            plan = self._plan(leaves, feed_keys, vals)
+            plan = self._plan(leaves, feed_keys, vals, checks=False)
             box[:] = [plan]
             owned.add(plan.key)
             return self._precompile_loop(plan, k, vals, max_flops)
@@ -851,13 +856,17 @@ class Session:
         return LoopCompile(lowered)
 
     # --- plans ---
-    def _plan(self, leaves, feed_keys, feed_vals):
+    def _plan(self, leaves, feed_keys, feed_vals, checks=True):
         """The plan of `leaves` given `feed_keys` with values shaped like `feed_vals`,
         from the LRU cache (at most `plan_cache_size` plans; the least recently used
-        is dropped with its compiled programs) or built now."""
+        is dropped with its compiled programs) or built now. Without `checks` (device
+        callables, which never wait on a step), gathers and scatters do not check
+        their indices."""
         if self._closed:  # before a compile that would read the cleared values
             raise RuntimeError("Attempted to use a closed Session.")
         key = (leaves, feed_keys, _shapes(feed_vals))
+        if not checks:
+            key += ("unchecked",)
         plans = self._plans
         plan = plans.get(key)
         if plan is not None:
@@ -870,7 +879,7 @@ class Session:
                     pass
                 return plan
         with self._lock, x64():
-            plan = self._build_plan(leaves, feed_keys, feed_vals)
+            plan = self._build_plan(leaves, feed_keys, feed_vals, checks)
             plan.key = key
             plans[key] = plan
             plans.move_to_end(key)
@@ -883,7 +892,7 @@ class Session:
         """How many compiled plans this session keeps (`ConfigProto.plan_cache_size`)."""
         return self._plan_cache_size
 
-    def _build_plan(self, leaves, feed_keys, feed_vals):
+    def _build_plan(self, leaves, feed_keys, feed_vals, checks=True):
         fetch_tensors, targets = [], []
         for el in leaves:
             if isinstance(el, Operation):
@@ -916,13 +925,14 @@ class Session:
         if any(op.op_def.host for op in ops) or len(devs) > 1 or \
                 (devs and next(iter(devs)) != jax.devices()[0]) or \
                 any(t.dtype == _dtypes.string for t in feed_keys):
-            return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
+            return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed,
+                                              checks=checks)
         # Processes of one multi-worker job must draw the same random initial values.
         seed_base = (policy.step_seed_base() if policy is not None else None) or \
             self._vars.seed_base
         store, constrain = self._store, policy.constrain_variable if laid_out else None
         cs = compile_step(ops, feed_keys, fetch_tensors, store, seed_base, feed_vals,
-                          donate=not _NO_DONATE, constrain=constrain)
+                          donate=not _NO_DONATE, constrain=constrain, index_checks=checks)
         n_rw, n_ro, n_feed = len(cs.rw_keys), len(cs.ro_keys), len(feed_keys)
         plan = _Plan()
         plan.segmented = None
@@ -933,7 +943,8 @@ class Session:
             static = cs.static_inputs
             plan.fn = SpecializedStep(cs, lambda vals: compile_step(
                 ops, feed_keys, fetch_tensors, store, seed_base, vals,
-                donate=not _NO_DONATE, constrain=constrain, static_inputs=static),
+                donate=not _NO_DONATE, constrain=constrain, static_inputs=static,
+                index_checks=checks),
                 n_rw + n_ro, feed_vals)
         # The un-jitted step and its argument layout, for k-step loops (`_loop_fn`); a
         # strategy's step (sharded arguments) is not looped, nor one specialized to
@@ -982,10 +993,12 @@ class Session:
                 op.device = device_name(d)
         return placed
 
-    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None):
+    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None,
+                              checks=True):
 
         if seg is None:
-            seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
+            seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None,
+                                index_checks=checks)
         plan = _Plan()
         plan.segmented = seg
         plan.fn = None

@@ -126,6 +126,10 @@ def test_a_string_given_to_an_xla_op_names_the_op():
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"Reshape.*'Placeholder.*' is a string tensor.*host"):
         _run(y, {s: ["a", "b"]})
+    c = tf.constant(["a", "b"])  # a constant: the step has no host op
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Tanh.*'Const.*' is a string tensor.*host"):
+        _run(tf.tanh(c))
 
 
 def test_a_csv_pipeline_trains_and_a_bad_record_changes_nothing():
