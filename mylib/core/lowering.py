@@ -97,6 +97,9 @@ class LoweringContext:
         self.input_checks = []
         self.inputs = {}
         self.index_checks = True  # False: a caller that never waits on the step
+        # Variables whose last write was a row update gated by the first n checks
+        # (see `gate_rows`): key -> n.
+        self.gated = {}
 
     def check_indices(self, op, tensor, indices, bounds, nd=False):
         """Records that `indices` (the value of `tensor`: an int array; with `nd`, its
@@ -138,6 +141,16 @@ class LoweringContext:
                             jax.lax.dynamic_index_in_dim(rows, first, 0, keepdims=False),
                             np.asarray(bounds, np.int32)))
 
+    def gate_rows(self, indices, rows):
+        """`indices` of rows to update, all moved past the end (so the update drops
+        them) when an index check of the step so far failed: a row update of a big
+        table is gated at the cost of its indices, not of a select over the table.
+        The next `write_var(..., gated=True)` records it."""
+        if not self.checks:
+            return indices
+        ok = ~jnp.any(jnp.stack([c[2] for c in self.checks]))
+        return jnp.where(ok, indices, rows)
+
     def read_var(self, op, ref):
         try:
             return self.state[ref.key]
@@ -146,7 +159,7 @@ class LoweringContext:
                 f"Attempting to use uninitialized value {ref.key}: run its initializer "
                 "(e.g. ml.global_variables_initializer()) first", op=op) from None
 
-    def write_var(self, op, ref, value):
+    def write_var(self, op, ref, value, gated=False):
         hop = ref.op
         dt = _dtypes.as_dtype(hop.attrs["dtype"])
         value = jnp.asarray(value)
@@ -158,6 +171,10 @@ class LoweringContext:
                 f"cannot assign a value of shape {TensorShape(value.shape)} to variable "
                 f"'{ref.key}' of shape {shape}", op=op)
         self.state[ref.key] = value
+        if gated:
+            self.gated[ref.key] = len(self.checks)
+        else:
+            self.gated.pop(ref.key, None)
         if ref.key not in self._written_set:
             self._written_set.add(ref.key)
             self.written.append(ref.key)

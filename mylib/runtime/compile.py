@@ -83,8 +83,11 @@ def build_step(ops, feeds, fetch_tensors, ro_keys, rw_keys, seed_base, info, rng
             # An index out of range fails the step: every variable keeps the value it
             # had (XLA fuses the select into the update that computes the new value).
             ok = ~jnp.any(checks[0])
+            # Row updates already gated by every check (`gate_rows`) need no select.
+            n = len(ctx.checks)
             written = {k: jnp.where(ok, v, initial[k])
-                       if k in initial and np.shape(initial[k]) == np.shape(v) else v
+                       if k in initial and np.shape(initial[k]) == np.shape(v)
+                       and ctx.gated.get(k) != n else v
                        for k, v in written.items()}
         return fetches + checks, written
 

@@ -99,13 +99,17 @@ def test_multi_dim_indices_name_the_position():
                                    T0[[[0, 1], [4, 2]]])
 
 
-def test_a_training_step_with_a_bad_id_keeps_every_variable():
+@pytest.mark.parametrize("computed", [False, True], ids=["fed", "computed"])
+def test_a_training_step_with_a_bad_id_keeps_every_variable(computed):
+    # Computed ids: the sparse Adam rows of the embedding are gated by the check
+    # (gate_rows), the dense variables by a select.
     ids = tf.placeholder(tf.int32, [None])
     y = tf.placeholder(tf.float32, [None])
     emb = tf.Variable(np.linspace(-1, 1, 20, dtype=np.float32).reshape(10, 2))
     w = tf.Variable(np.ones((2, 1), np.float32))
     gs = tf.train.get_or_create_global_step()
-    pred = tf.squeeze(tf.matmul(tf.nn.embedding_lookup(emb, ids), w), 1)
+    looked = ids * tf.constant(1) if computed else ids
+    pred = tf.squeeze(tf.matmul(tf.nn.embedding_lookup(emb, looked), w), 1)
     loss = tf.reduce_mean((pred - y) ** 2)
     train = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=gs)
     with tf.Session() as s:
@@ -116,8 +120,10 @@ def test_a_training_step_with_a_bad_id_keeps_every_variable():
             s.run(train, {ids: [1, 10, 3], y: [0.0, 1.0, 2.0]})
         for a, b in zip(before, s.run(tf.global_variables())):
             np.testing.assert_array_equal(a, b)
+        row4 = s.run(emb)[4]
         s.run(train, {ids: [4, 5], y: [1.0, 1.0]})  # training goes on
         assert s.run(gs) == 2
+        assert not np.array_equal(s.run(emb)[4], row4)  # row 4 did train
 
 
 def test_a_segmented_step_puts_earlier_writes_back():

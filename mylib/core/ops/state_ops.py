@@ -174,7 +174,8 @@ def _resource_gather_shape(handle, indices, *, dtype, shape):
 
 def _scatter_add_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].add(updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].add(updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
@@ -186,7 +187,8 @@ NotDifferentiable("ResourceScatterAdd")
 
 def _scatter_update_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].set(updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].set(updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
@@ -244,7 +246,8 @@ def _resource_gather_grad(op, grad):
 # ---------------------------------------------------------------- scatter updates
 def _scatter_sub_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].add(-updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].add(-updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
