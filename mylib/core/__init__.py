@@ -73,6 +73,10 @@ from mylib.core.ops.special_ops import *  # noqa: F403
 from mylib.core.ops import array_extra_ops, math_extra_ops
 from mylib.core.ops.array_extra_ops import *  # noqa: F403
 from mylib.core.ops.math_extra_ops import *  # noqa: F403
+from mylib.core.ops import string_ops
+from mylib.core.ops.string_ops import (as_string, decode_csv, reduce_join,  # noqa: F401
+                                       regex_replace, string_join, string_strip,
+                                       string_to_number, substr)
 
 __all__ = [
     "dtypes", "errors",
@@ -103,6 +107,8 @@ __all__ = [
     "assert_none_equal", "assert_positive", "assert_rank", "assert_type", "check_numerics",
     "case", "cond", "switch_case", "foldl", "foldr", "map_fn", "scan", "while_loop", "tuple",
     "random_crop", "extract_image_patches", "TensorArray",
+    "as_string", "decode_csv", "reduce_join", "regex_replace", "string_join", "string_strip",
+    "string_to_number", "substr",
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
      + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__

@@ -377,6 +377,9 @@ class FuncContext(LoweringContext):
 
     def __init__(self, state, parent=None, salt=0, iteration=None):
         super().__init__(state, getattr(parent, "counter", 0), getattr(parent, "seed_base", 0))
+        # Index checks are the step's: a body is traced inside lax.cond / while_loop,
+        # whose values cannot leave it (see LoweringContext.check_indices).
+        self.index_checks = False
         self.parent = parent
         self.salt = salt
         self.iteration = iteration

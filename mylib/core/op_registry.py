@@ -67,10 +67,16 @@ class OpDef:
         calls a Python function or object of this process), in words, or None.
         `import_graph_def` refuses ops that have one unless the caller allows host
         effects.
+      index_check: optional ``index_check(ctx, op, *values, **attrs) -> [(k, bounds,
+        nd)]``: the inputs (by position k) that hold indices and the sizes they must
+        stay below (``nd``: the last axis of the indices holds one index per entry of
+        `bounds`). A step checks them as it runs: an index out of range fails the
+        step with InvalidArgumentError naming the op, and no variable changes (see
+        `mylib.core.lowering.LoweringContext.check_indices`).
     """
 
     def __init__(self, name, kernel=None, *, lower=None, shape_fn=None, stateful=False,
-                 host=False, host_effect=None, register=True):
+                 host=False, host_effect=None, register=True, index_check=None):
         if kernel is None and lower is None:
             raise ValueError(f"OpDef {name!r} needs a kernel or a lower function")
         self.name = name
@@ -80,6 +86,7 @@ class OpDef:
         self.stateful = stateful
         self.host = host
         self.host_effect = host_effect
+        self.index_check = index_check
         self._cache = {}
         if register:
             if name in _REGISTRY:

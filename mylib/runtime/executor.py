@@ -16,6 +16,7 @@ step wrote are put back (unless another step has written them since).
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 
@@ -23,7 +24,9 @@ import jax
 import numpy as np
 
 from mylib import errors
-from mylib.runtime.compile import compile_step
+from mylib.core.lowering import check_input_indices
+from mylib.runtime import compile as _compile
+from mylib.runtime.compile import compile_step, raise_failed_check, value_key
 from mylib.runtime.partition import (FREE_OPS, assign_phases, consumers_of, cut_inputs,
                                      cut_outputs, phase_groups)
 
@@ -69,9 +72,8 @@ class HostContext:
 
 
 class _Cluster:
-    __slots__ = ("ops", "device", "inputs", "outputs", "fn", "rw_keys", "ro_keys",
-                 "written_keys", "uses_rng", "touched", "phase", "name", "static",
-                 "rng_ops")
+    __slots__ = ("ops", "device", "inputs", "outputs", "phase", "name", "touched",
+                 "programs", "need_static")
 
     def __init__(self, ops, device, inputs, outputs, phase, name):
         self.ops = ops
@@ -80,17 +82,27 @@ class _Cluster:
         self.outputs = outputs
         self.phase = phase
         self.name = name
-        self.fn = None
-        self.rng_ops = ()
         self.touched = [op.attrs["shared_name"] for op in ops if op.type == "VarHandleOp"]
-        self.static = {}
+        # Compiled programs by input signature (see `_program_key`), least recently
+        # used first out; and the inputs found to be needed as compile-time constants.
+        self.programs = collections.OrderedDict()
+        self.need_static = frozenset()
+
+
+class _Program:
+    """One compiled program of a cluster: for one signature of its inputs."""
+
+    __slots__ = ("fn", "rw_keys", "ro_keys", "written_keys", "static", "rng_ops",
+                 "static_inputs", "checks", "n_checks", "input_checks")
 
 
 class SegmentedPlan:
     """A step as an ordered list of segments (XLA clusters and host ops)."""
 
-    def __init__(self, ops, feeds, fetch_tensors, device_of, default_device):
+    def __init__(self, ops, feeds, fetch_tensors, device_of, default_device,
+                 index_checks=True):
         self.feeds = tuple(feeds)
+        self.index_checks = index_checks
         self.fetch_tensors = list(fetch_tensors)
         self.segments = []
         self.transfers = []  # (tensor, from_device, to_device): the _Send/_Recv pairs
@@ -140,11 +152,12 @@ class SegmentedPlan:
         undo = {}
         mine = {}
         hctx = HostContext(session, deadline)
+        static_env = set()  # the tensors whose values here are compile-time constants
         try:
             for seg in self.segments:
                 t0 = time.perf_counter() if trace is not None else 0.0
                 if isinstance(seg, _Cluster):
-                    self._run_cluster(session, seg, env, store, undo, mine)
+                    self._run_cluster(session, seg, env, store, undo, mine, static_env)
                     if trace is not None:
                         jax.block_until_ready([env[o] for o in seg.outputs])
                         trace.append({"name": seg.name, "device": str(seg.device),
@@ -173,44 +186,78 @@ class SegmentedPlan:
             return op.attrs["value"]
         raise errors.InvalidArgumentError(f"cannot fetch '{t.name}' directly", op=op)
 
-    def _run_cluster(self, session, seg, env, store, undo, mine):
-        args = []
-        for t in seg.inputs:
-            v = env[t]
-            if seg.device is not None and isinstance(v, jax.Array) and \
-                    seg.device not in v.devices():
-                v = jax.device_put(v, seg.device)  # the _Recv of a cut edge
-            args.append(v)
+    def _run_cluster(self, session, seg, env, store, undo, mine, static_env):
+        args = [env[t] for t in seg.inputs]
+        for t, v in zip(seg.inputs, args):
+            if isinstance(v, np.ndarray) and v.dtype == object:
+                _string_into_xla(seg, t)
+        # Values known while tracing the cluster that made them (a `shape`, shape
+        # arithmetic) stay constants here, as they were in the unsplit step; other
+        # inputs become constants when the cluster cannot compile without them.
+        static = seg.need_static.union(
+            i for i, t in enumerate(seg.inputs) if t in static_env)
+        key = _program_key(args, static)
         with session.variable_store.lock:
-            if seg.fn is None:
-                self._build_cluster(session, seg, args)
+            prog = seg.programs.get(key)
+            if prog is None:
+                prog = self._build_cluster(session, seg, args, static)
+                key = _program_key(args, prog.static_inputs)
+                seg.programs[key] = prog
+                if len(seg.programs) > _compile.MAX_SPECIALIZATIONS:
+                    seg.programs.popitem(last=False)
+            else:
+                seg.programs.move_to_end(key)
+            if prog.input_checks:  # indices that are cut edges or feeds: checked first
+                check_input_indices(prog.input_checks, args)
+            dyn = []
+            for i, v in enumerate(args):
+                if i in prog.static_inputs:
+                    continue
+                if seg.device is not None and isinstance(v, jax.Array) and \
+                        seg.device not in v.devices():
+                    v = jax.device_put(v, seg.device)  # the _Recv of a cut edge
+                dyn.append(v)
             try:
-                var_vals = [store[k] for k in seg.rw_keys] + [store[k] for k in seg.ro_keys]
+                var_vals = [store[k] for k in prog.rw_keys] + [store[k] for k in prog.ro_keys]
             except KeyError as e:
                 raise errors.FailedPreconditionError(
                     f"Attempting to use uninitialized value {e.args[0]}") from None
-            counter = (session.variable_store.take_rng_counts(seg.rng_ops),) \
-                if seg.rng_ops else ()
-            outs = seg.fn(*var_vals, *args, *counter)
+            counter = (session.variable_store.take_rng_counts(prog.rng_ops),) \
+                if prog.rng_ops else ()
+            outs = prog.fn(*var_vals, *dyn, *counter)
             n = len(seg.outputs)
-            for k, v in zip(seg.written_keys, outs[n:]):
+            for k, v in zip(prog.written_keys, outs[n + prog.n_checks:]):
                 if k not in undo:
                     undo[k] = store.get(k)
                 store[k] = v
                 mine[k] = v
+        if prog.n_checks:  # an index out of range: this cluster wrote old values back
+            raise_failed_check(prog.checks, outs[n:n + prog.n_checks])
         for o, v in zip(seg.outputs, outs[:n]):
-            env[o] = seg.static.get(o, v)
+            if o in prog.static:
+                env[o] = prog.static[o]
+                static_env.add(o)
+            else:
+                env[o] = v
 
-    def _build_cluster(self, session, seg, args):
+    def _build_cluster(self, session, seg, args, static):
         # Multi-segment steps do not donate: a later failure must be able to put the
         # old values back. A step of one cluster has no later segment: its written
         # variables' buffers are donated, updated in place (as the Session's fast path).
         single = len(self.segments) == 1
         cs = compile_step(seg.ops, seg.inputs, seg.outputs, session.variable_store.values,
-                          session.variable_store.seed_base, args, donate=single)
-        seg.rw_keys, seg.ro_keys, seg.written_keys = cs.rw_keys, cs.ro_keys, cs.written_keys
-        seg.static = {seg.outputs[i]: v for i, v in cs.static.items()}
-        seg.rng_ops = cs.rng_ops if cs.uses_rng else ()
+                          session.variable_store.seed_base, args, donate=single,
+                          static_inputs=sorted(static), static_outputs=True,
+                          index_checks=self.index_checks)
+        seg.need_static = seg.need_static.union(cs.static_inputs)
+        prog = _Program()
+        prog.rw_keys, prog.ro_keys, prog.written_keys = \
+            cs.rw_keys, cs.ro_keys, cs.written_keys
+        prog.static = {seg.outputs[i]: v for i, v in cs.static.items()}
+        prog.rng_ops = cs.rng_ops if cs.uses_rng else ()
+        prog.static_inputs = frozenset(cs.static_inputs)
+        prog.checks, prog.n_checks = cs.checks, cs.n_checks
+        prog.input_checks = cs.input_checks
         jitted = cs.fn
         if seg.device is not None:
             dev = seg.device
@@ -219,9 +266,10 @@ class SegmentedPlan:
                 with jax.default_device(dev):
                     return jitted(*a)
 
-            seg.fn = on_device
+            prog.fn = on_device
         else:
-            seg.fn = jitted
+            prog.fn = jitted
+        return prog
 
     def _run_host(self, hctx, op, env):
         vals = []
@@ -317,6 +365,23 @@ class SegmentedPlan:
 
 def _dtype_of(v):
     return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+
+
+def _string_into_xla(seg, t):
+    """Raises InvalidArgumentError: string tensor `t` reaches an XLA op of `seg`."""
+    op = next(o for o in seg.ops if t in o.inputs)
+    raise errors.InvalidArgumentError(
+        f"input '{t.name}' is a string tensor: string tensors are host values and XLA "
+        "ops cannot take them. Use the string ops (tf.strings.*, tf.decode_csv, "
+        "tf.string_to_number), which run on the host, to turn strings into numbers "
+        "first", op=op)
+
+
+def _program_key(args, static):
+    """A cluster's program key: the values of its static inputs, the shapes and dtypes
+    of the others (what its static outputs may depend on)."""
+    return tuple(value_key(a) if i in static else (np.shape(a), str(_dtype_of(a)))
+                 for i, a in enumerate(args))
 
 
 _lock = threading.Lock()

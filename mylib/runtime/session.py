@@ -25,10 +25,10 @@ from mylib import errors
 from mylib.core.compat_args import warn_ignored
 from mylib.core.graph import (Operation, Tensor, default_session_stack, get_default_graph,  # noqa: F401
                               get_default_session)
-from mylib.core.lowering import prune
+from mylib.core.lowering import check_input_indices, prune
 from mylib.core.tensor_shape import TensorShape
 from mylib.core.x64 import with_x64, x64
-from mylib.runtime.compile import compile_step
+from mylib.runtime.compile import SpecializedStep, compile_step, raise_failed_check
 from mylib.runtime.policy import get_policy
 from mylib.runtime.variable_store import VariableStore, host_value
 from mylib.core.gradients import IndexedSlices
@@ -169,7 +169,7 @@ class _Plan:
     __slots__ = ("fn", "rw_keys", "ro_keys", "var_keys", "written_keys", "fetch_tensors",
                  "feeds", "static", "status_keys", "status", "uses_rng", "n_fetch",
                  "n_tensor_fetches", "segmented", "rng_ops", "step", "n_args", "loop",
-                 "key", "x32", "wide_args", "get_vars")
+                 "key", "x32", "wide_args", "get_vars", "checks", "n_checks", "input_checks")
 
 
 def _flatten(fetches, graph):
@@ -282,7 +282,7 @@ def _feed_key(k, graph):
 def _convert_feed(t, value):
     """Checks a fed value against tensor `t` and converts it (no state is touched)."""
     dt = t.dtype
-    if type(value) is np.ndarray and value.dtype == dt._np:
+    if type(value) is np.ndarray and value.dtype == dt._np and dt != _dtypes.string:
         # Fast path: a numpy array of the right dtype and fully known shape.
         dims = t._shape._dims
         if dims is None or value.shape == dims:
@@ -297,9 +297,15 @@ def _convert_feed(t, value):
             raise errors.InvalidArgumentError(
                 f"Cannot convert the value fed for '{t.name}' to an array: {e}") from None
         arr_dtype, shape = arr.dtype, arr.shape
-    if dt == _dtypes.string and getattr(arr_dtype, "kind", "") in "SU":
-        # bytes / str fed to a string tensor (a fetched string comes back as bytes)
-        arr_dtype, arr = np.dtype(object), np.asarray(arr, dtype=object)
+    if dt == _dtypes.string and getattr(arr_dtype, "kind", "") in "SUO":
+        # bytes / str fed to a string tensor: elements become bytes, as TensorFlow
+        # returns them (a string tensor is a host value: see string_ops)
+        try:
+            arr = _string_feed(arr)
+        except TypeError as e:
+            raise errors.InvalidArgumentError(
+                f"Cannot feed the value given for '{t.name}' (dtype string): {e}") from None
+        arr_dtype = arr.dtype
     if arr_dtype != dt.np:
         if arr_dtype == object or arr_dtype.kind in "USV":
             raise errors.InvalidArgumentError(
@@ -336,6 +342,7 @@ def _convert_feed(t, value):
     return arr
 
 
+<<<<<<< HEAD
 def _check_integral(t, arr, src, dt):
     """Floats fed to an integer tensor (``np.ones(n)`` as labels): TensorFlow 1 converts
     them with `np.asarray(value, dtype)`, truncating. mylib converts them only when every
@@ -350,6 +357,20 @@ def _check_integral(t, arr, src, dt):
             f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
             f"{dt.name}: the conversion would lose information (value {a[bad].flat[0]!r} is "
             f"not a whole number in {dt.name}'s range; cast it explicitly)")
+=======
+def _string_feed(arr):
+    """An object array of bytes from an array of str / bytes."""
+    arr = np.asarray(arr, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for i, x in np.ndenumerate(arr):
+        if isinstance(x, (str, np.str_)):
+            out[i] = x.encode("utf-8")
+        elif isinstance(x, (bytes, np.bytes_)):
+            out[i] = bytes(x)
+        else:
+            raise TypeError(f"element {x!r} is not str or bytes")
+    return out
+>>>>>>> h-coregaps
 
 
 def _check_float_range(t, arr, src, dt):
@@ -501,13 +522,18 @@ class Session:
             overflows the tensor's dtype) is not. Feeding a `Variable` (or its name,
             or the tensor it stands for) substitutes the value for every read of the
             variable in this step, as TensorFlow 1 did; the stored value is unchanged.
+            A fed integer that sets a size (``zeros([n])``, ``reshape(x, [n, -1])``)
+            compiles the step for its value (32 programs kept per step); fed strings
+            are host values that only host (string) ops take.
           options: `RunOptions`; run_metadata: `RunMetadata` filled when tracing.
         Returns:
           The fetched values in the structure of `fetches`: numpy arrays (numpy
           scalars for 0-d values), None for operations.
         Raises:
           InvalidArgumentError: unfed placeholder, or a feed of the wrong shape/dtype;
-            a fed variable that the step also writes.
+            a fed variable that the step also writes; an index out of range in a
+            gather or scatter (the step then changes no variable), as TensorFlow on
+            CPU.
           TypeError: `feed_dict` is not a dict, or a key is not a tensor.
           ValueError: a tensor is fed twice (under two keys).
           UnimplementedError: a variable is fed to a step with host ops or several
@@ -626,8 +652,8 @@ class Session:
             # looks its plan up again. The hot path of every fit/predict step.
             run = box[0] if box else None
             if run is None or run[0] != _shapes(vals):
-                plan = self._plan(tuple(leaves), feed_keys, vals)
-                run = (plan.key[2], self._runner(plan))
+                plan = self._plan(tuple(leaves), feed_keys, vals, checks=False)
+                run = (plan.key[2], self._runner(plan, check=False))
                 box[:] = [run]
                 owned.add(plan.key)
             return run[1](vals)
@@ -668,7 +694,7 @@ class Session:
         def call(*stacked):
             k = int(np.shape(stacked[0])[0])
             if not box or box[0].key[2] != tuple(np.shape(v)[1:] for v in stacked):
-                box[:] = [self._plan(leaves, feed_keys, [v[0] for v in stacked])]
+                box[:] = [self._plan(leaves, feed_keys, [v[0] for v in stacked], checks=False)]
                 owned.add(box[0].key)
             plan = box[0]
             if plan.loop is not False:
@@ -681,7 +707,7 @@ class Session:
                 if plan.segmented is not None:
                     outs = self._execute_with_options(plan, vals, None, None)
                 else:
-                    outs = self._execute(plan, vals)
+                    outs = self._execute(plan, vals, check=False)
                 steps.append(outs)
             if all_steps:
                 return [None if o is None else np.stack([np.asarray(s[j]) for s in steps])
@@ -713,7 +739,7 @@ class Session:
             operations: such a step is long enough that its call overhead does not
             matter). Tracing and lowering happen on the calling thread; only XLA's
             compilation, which releases the GIL, runs on the other one."""
-            plan = self._plan(leaves, feed_keys, vals)
+            plan = self._plan(leaves, feed_keys, vals, checks=False)
             box[:] = [plan]
             owned.add(plan.key)
             return self._precompile_loop(plan, k, vals, max_flops)
@@ -745,6 +771,7 @@ class Session:
             # ones) have no value to start a carry from.
             return False
         step, n_out, uses_rng = plan.step, plan.n_tensor_fetches, plan.uses_rng
+        n_skip = n_out + plan.n_checks  # the index checks' outputs: not read in loops
         rw_at = [plan.written_keys.index(k) for k in plan.rw_keys]
 
         def loop(rw, ro, feeds, counters, k, all_steps=False):
@@ -755,7 +782,7 @@ class Session:
             def body(carry, xs):
                 feed_vals, counter = xs
                 outs = step(*carry, *ro, *feed_vals, *((counter,) if uses_rng else ()))
-                written = outs[n_out:]
+                written = outs[n_skip:]
                 new = tuple(written[i] for i in rw_at)
                 for old, v in zip(carry, new):
                     if old.shape != v.shape or old.dtype != v.dtype:
@@ -848,13 +875,17 @@ class Session:
         return LoopCompile(lowered)
 
     # --- plans ---
-    def _plan(self, leaves, feed_keys, feed_vals):
+    def _plan(self, leaves, feed_keys, feed_vals, checks=True):
         """The plan of `leaves` given `feed_keys` with values shaped like `feed_vals`,
         from the LRU cache (at most `plan_cache_size` plans; the least recently used
-        is dropped with its compiled programs) or built now."""
+        is dropped with its compiled programs) or built now. Without `checks` (device
+        callables, which never wait on a step), gathers and scatters do not check
+        their indices."""
         if self._closed:  # before a compile that would read the cleared values
             raise RuntimeError("Attempted to use a closed Session.")
         key = (leaves, feed_keys, _shapes(feed_vals))
+        if not checks:
+            key += ("unchecked",)
         plans = self._plans
         plan = plans.get(key)
         if plan is not None:
@@ -867,7 +898,7 @@ class Session:
                     pass
                 return plan
         with self._lock, x64():
-            plan = self._build_plan(leaves, feed_keys, feed_vals)
+            plan = self._build_plan(leaves, feed_keys, feed_vals, checks)
             plan.key = key
             plans[key] = plan
             plans.move_to_end(key)
@@ -880,7 +911,7 @@ class Session:
         """How many compiled plans this session keeps (`ConfigProto.plan_cache_size`)."""
         return self._plan_cache_size
 
-    def _build_plan(self, leaves, feed_keys, feed_vals):
+    def _build_plan(self, leaves, feed_keys, feed_vals, checks=True):
         fetch_tensors, targets = [], []
         for el in leaves:
             if isinstance(el, Operation):
@@ -908,28 +939,42 @@ class Session:
         laid_out = policy is not None and policy.lays_out_steps()
         placed = {} if laid_out else self._place(ops)
         devs = {d for d in placed.values() if d is not None}
+        # Host ops, and fed strings (host values, which only host ops take), run in a
+        # segmented step.
         if any(op.op_def.host for op in ops) or len(devs) > 1 or \
-                (devs and next(iter(devs)) != jax.devices()[0]):
-            return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed)
+                (devs and next(iter(devs)) != jax.devices()[0]) or \
+                any(t.dtype == _dtypes.string for t in feed_keys):
+            return self._build_segmented_plan(leaves, ops, feed_keys, fetch_tensors, placed,
+                                              checks=checks)
         # Processes of one multi-worker job must draw the same random initial values.
         seed_base = (policy.step_seed_base() if policy is not None else None) or \
             self._vars.seed_base
-        cs = compile_step(ops, feed_keys, fetch_tensors, self._store, seed_base, feed_vals,
-                          donate=not _NO_DONATE,
-                          constrain=policy.constrain_variable if laid_out else None)
+        store, constrain = self._store, policy.constrain_variable if laid_out else None
+        cs = compile_step(ops, feed_keys, fetch_tensors, store, seed_base, feed_vals,
+                          donate=not _NO_DONATE, constrain=constrain, index_checks=checks)
         n_rw, n_ro, n_feed = len(cs.rw_keys), len(cs.ro_keys), len(feed_keys)
         plan = _Plan()
         plan.segmented = None
         plan.fn = cs.fn
+        specialized = bool(cs.static_inputs)
+        if specialized:
+            # Sizes computed from fed values: one program per value of those feeds.
+            static = cs.static_inputs
+            plan.fn = SpecializedStep(cs, lambda vals: compile_step(
+                ops, feed_keys, fetch_tensors, store, seed_base, vals,
+                donate=not _NO_DONATE, constrain=constrain, static_inputs=static,
+                index_checks=checks),
+                n_rw + n_ro, feed_vals)
         # The un-jitted step and its argument layout, for k-step loops (`_loop_fn`); a
-        # strategy's step (sharded arguments) is not looped.
-        plan.step = None if laid_out else cs.step
+        # strategy's step (sharded arguments) is not looped, nor one specialized to
+        # fed values.
+        plan.step = None if laid_out or specialized else cs.step
         plan.n_args = (n_rw, n_ro, n_feed)
         plan.loop = None
         # Run outside the 64-bit scope where that changes nothing but JAX's own index
         # arithmetic (see mylib.runtime.compile); the 64-bit variables it reads (an
         # optimizer's int64 step count) are passed as 64-bit device arrays.
-        plan.x32 = bool(cs.x32) and not laid_out
+        plan.x32 = bool(cs.x32) and not laid_out and not specialized
         keys = list(cs.rw_keys) + list(cs.ro_keys)
         plan.wide_args = tuple(i for i, k in enumerate(keys)
                                if np.dtype(self._store[k].dtype).itemsize == 8
@@ -951,6 +996,10 @@ class Session:
         plan.rng_ops = cs.rng_ops
         plan.n_fetch = _fetch_order(leaves)
         plan.static = [None if o is None else cs.static.get(o) for o in plan.n_fetch]
+        # Index checks (gathers and scatters with run-time indices): their outputs
+        # follow the fetches; a failed one fails the run after the step.
+        plan.checks, plan.n_checks = cs.checks, cs.n_checks
+        plan.input_checks = cs.input_checks  # fed indices: checked before the step
         return plan
 
     def _place(self, ops):
@@ -963,10 +1012,12 @@ class Session:
                 op.device = device_name(d)
         return placed
 
-    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None):
+    def _build_segmented_plan(self, leaves, ops, feed_keys, fetch_tensors, placed, seg=None,
+                              checks=True):
 
         if seg is None:
-            seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None)
+            seg = SegmentedPlan(ops, feed_keys, fetch_tensors, placed.get, None,
+                                index_checks=checks)
         plan = _Plan()
         plan.segmented = seg
         plan.fn = None
@@ -979,6 +1030,7 @@ class Session:
         plan.feeds = feed_keys
         plan.n_fetch = _fetch_order(leaves)
         plan.static = [None] * len(plan.n_fetch)
+        plan.checks, plan.n_checks, plan.input_checks = (), 0, ()  # per cluster
         return plan
 
     @with_x64
@@ -1045,7 +1097,7 @@ class Session:
                     "feeding the variable.")
         return {k: v for k, (t, v) in var_feeds.items()}
 
-    def _runner(self, plan):
+    def _runner(self, plan, check=True):
         """``run(feed_vals)``: `_execute` of `plan` specialized to it, for callables
         (which keep it beside their plan; a plan does not hold it, so that evicted
         plans are freed without a reference cycle). A plain plan (one program, no
@@ -1057,16 +1109,21 @@ class Session:
         if plan.segmented is not None:
             return lambda vals: self._execute_with_options(plan, vals, None, None)
         if plan.uses_rng or not plan.x32:
-            return lambda vals: self._execute(plan, vals)
+            return lambda vals: self._execute(plan, vals, check=check)
         lock, store, fn, get = self._lock, self._store, plan.fn, plan.get_vars
         written, n, picks, wide = (plan.written_keys, plan.n_tensor_fetches,
                                    plan.n_fetch, plan.wide_args)
+        checks, n_checks = plan.checks, plan.n_checks if check else 0
+        n_out = n + plan.n_checks
+        in_checks = plan.input_checks if check else ()
         config = jax.config
         execute = self._execute
 
         def run(vals):
             if config.jax_enable_x64:  # the thread computes in 64 bits: leave it to
-                return execute(plan, vals)  # the general path (it narrows the scope)
+                return execute(plan, vals, check=check)  # the general path
+            if in_checks:
+                check_input_indices(in_checks, vals)
             with lock:
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
@@ -1082,18 +1139,26 @@ class Session:
                 args += vals
                 outs = fn(*args)
                 if written:
-                    store.update(zip(written, outs[n:]))
+                    store.update(zip(written, outs[n_out:]))
+            if n_checks:
+                raise_failed_check(checks, outs[n:n_out])
             return [None if o is None else outs[o] for o in picks]
 
         return run
 
-    def _execute(self, plan, feed_vals, overrides=None):
+    def _execute(self, plan, feed_vals, overrides=None, check=True):
         """Runs a plan's compiled step; returns the values in the plan's `leaves`
         order (None for operations) as device arrays. `overrides` replaces the values
-        of some variables for this step only (fed variables)."""
+        of some variables for this step only (fed variables). With `check`, an index
+        check that failed raises InvalidArgumentError (waiting for the step); without
+        it (device callables, which never wait), the step's variables keep their
+        values and the fetched values hold fill values where an index was out of
+        range."""
         store = self._store
         if overrides:
             store = collections.ChainMap(overrides, store)
+        if check and plan.input_checks:  # fed indices: before the step, on the host
+            check_input_indices(plan.input_checks, feed_vals)
         # mylib's 64-bit scope (see mylib.core.x64): entered here, around the compiled
         # call only, as it is the hot path; a plan that lowers in 32 bits runs outside
         # it (its step enters the scope while it is traced).
@@ -1115,7 +1180,9 @@ class Session:
             outs = plan.fn(*args)
             n = plan.n_tensor_fetches
             if plan.written_keys:
-                self._store.update(zip(plan.written_keys, outs[n:]))
+                self._store.update(zip(plan.written_keys, outs[n + plan.n_checks:]))
+        if check and plan.n_checks:
+            raise_failed_check(plan.checks, outs[n:n + plan.n_checks])
         return [None if o is None else outs[o] for o in plan.n_fetch]
 
     # --- variable values (for savers, Keras weights, strategies) ---

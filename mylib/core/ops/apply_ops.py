@@ -171,15 +171,16 @@ def _make_sparse_lower(rule, n_slots):
         # and are dropped on write).
         uniq, inv = jnp.unique(indices, size=n, fill_value=rows, return_inverse=True)
         summed = jax.ops.segment_sum(values, inv.reshape(-1), num_segments=n)
+        uniq = ctx.gate_rows(uniq, rows)  # a failed index check: no row changes
 
         def take(x):
             return x.at[uniq].get(mode="fill", fill_value=0)
 
         new_rows, new_slot_rows = rule(take(var), [take(s) for s in slots], *scalars, summed,
                                        **_attrs(op))
-        ctx.write_var(op, ref, var.at[uniq].set(new_rows.astype(dt), mode="drop"))
+        ctx.write_var(op, ref, var.at[uniq].set(new_rows.astype(dt), mode="drop"), gated=True)
         for r, s, new in zip(slot_refs, slots, new_slot_rows):
-            ctx.write_var(op, r, s.at[uniq].set(new.astype(dt), mode="drop"))
+            ctx.write_var(op, r, s.at[uniq].set(new.astype(dt), mode="drop"), gated=True)
         return ()
 
     return lower

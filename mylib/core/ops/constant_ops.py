@@ -4,8 +4,9 @@ Literal constants (`constant`; `constant_value` reads one back), fills (`fill`, 
 `ones`, `zeros_like`, `ones_like`) and ranges (`range`). Kernels return numpy rather than
 jnp where they can, so shape-like values stay static while a step is traced. A shape-like
 argument (``fill``'s dims) may be a tensor, but it must be computable when the step is
-compiled (constants, `shape` of a tensor, arithmetic on those); a fed one raises
-InvalidArgumentError.
+compiled (constants, `shape` of a tensor, arithmetic on those). One computed from fed
+integers makes the runtime compile the step for their values (see
+`mylib.runtime.compile.compile_step`); otherwise the kernel raises InvalidArgumentError.
 """
 
 from __future__ import annotations

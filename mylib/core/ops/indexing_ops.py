@@ -231,8 +231,25 @@ def _getitem(tensor, key):
 
 
 def strided_slice(input_, begin, end, strides=None, name=None):
-    """`input_[begin[0]:end[0]:strides[0], ...]` (no masks; use `t[...]` for more)."""
-    begin, end = _int_tuple(begin, "begin"), _int_tuple(end, "end")
+    """`input_[begin[0]:end[0]:strides[0], ...]` (no masks; use `t[...]` for more).
+
+    `begin` and `end` may be tensors (of static length): as in `slice`, sizes must then
+    be known when the step is compiled (from a shape, or a fed value the step is
+    compiled for). `strides` must be known when the graph is built.
+    """
+    b, e = _known_or_tensor(begin), _known_or_tensor(end)
+    if not (isinstance(b, tuple) and isinstance(e, tuple)):
+        strides = None if strides is None else _int_tuple(strides, "strides")
+        n = len(b) if isinstance(b, tuple) else len(e) if isinstance(e, tuple) else \
+            _b.next((t.shape[0] for t in (b, e) if t.shape.rank == 1), None)
+        if n is None:
+            raise errors.InvalidArgumentError("strided_slice: `begin` and `end` need a "
+                                              "length known when the graph is built")
+        key = tuple(_b.slice(b[i], e[i], 1 if strides is None else strides[i])
+                    for i in _b.range(n))
+        spec, dyn = _index_spec(key)
+        return StridedSlice(convert_to_tensor(input_), *dyn, spec=spec, name=name)
+    begin, end = b, e
     strides = (1,) * len(begin) if strides is None else _int_tuple(strides, "strides")
     spec = tuple(("slice", b, e, s) for b, e, s in zip(begin, end, strides))
     return StridedSlice(convert_to_tensor(input_), spec=spec, name=name)
@@ -246,8 +263,9 @@ def take_in_range(params, indices, axis):
     """``take(params, indices, axis)`` where an index outside ``[0, n)`` never yields a
     real row: indices known when the step is built (numpy) raise
     `InvalidArgumentError` naming the bad index and the range (the runtime adds the
-    op), as TensorFlow on CPU; run-time indices give fill rows (NaN for floats, the
-    dtype's most negative value for signed integers), negative ones included."""
+    op), as TensorFlow on CPU. Run-time indices compute fill rows (NaN for floats, the
+    dtype's most negative value for signed integers), negative ones included; the op's
+    index check (`OpDef.index_check`) then fails the run."""
     n = params.shape[axis]
     if isinstance(indices, (np.ndarray, np.generic)):
         idx = np.asarray(indices)
@@ -272,7 +290,11 @@ def _gather_kernel(params, indices, *, axis=0, batch_dims=0):
     return take_in_range(params, indices, axis)
 
 
-GatherV2 = OpDef("GatherV2", kernel=_gather_kernel)
+def _gather_check(ctx, op, params, indices, *, axis=0, batch_dims=0):
+    return [(1, (params.shape[axis],), False)]
+
+
+GatherV2 = OpDef("GatherV2", kernel=_gather_kernel, index_check=_gather_check)
 
 
 @GatherV2.shape_fn
@@ -310,9 +332,12 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
     An index outside ``[0, n)`` never yields a real slice (``-1`` is not the last
     one): when the indices are known as the step is built (constants), running it
     raises `InvalidArgumentError` naming the op, the bad index and the range, as
-    TensorFlow on CPU; indices known only at run time (fed or computed) give NaN
-    slices for floating `params` (the most negative value for signed integers)
-    inside the compiled step, as TensorFlow on GPU gives zeros.
+    TensorFlow on CPU. Indices known only at run time (fed or computed) are checked as
+    the step runs: `Session.run` raises the same error after the step, which changes
+    no variable (TensorFlow on GPU gives zeros instead). Differs from TensorFlow:
+    callers that never wait on a step (a Keras model's fit/predict) and gathers
+    inside a `while_loop` or `cond` body are not checked; they get NaN slices for
+    floating `params` (the most negative value for signed integers).
 
     Args:
       params: `Tensor` [..., n, ...] (a `Variable` reads its value).
@@ -363,7 +388,11 @@ def _gather_nd_kernel(params, indices):
     return jnp.asarray(params).at[tuple(jnp.moveaxis(idx, -1, 0))].get(mode="fill")
 
 
-GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel)
+def _gather_nd_check(ctx, op, params, indices):
+    return [(1, params.shape[:indices.shape[-1]], True)]
+
+
+GatherNd = OpDef("GatherNd", kernel=_gather_nd_kernel, index_check=_gather_nd_check)
 
 
 @GatherNd.shape_fn
@@ -393,7 +422,11 @@ def gather_nd(params, indices, name=None):
 
 
 # ---------------------------------------------------------------- OneHot
-def _one_hot_kernel(indices, *, depth, on_value, off_value, axis, dtype):
+def _one_hot_kernel(indices, *dyn, depth=None, on_value, off_value, axis, dtype):
+    if dyn:  # a depth tensor (TensorFlow's depth input), static when the step is traced
+        depth = int(_static_scalar(dyn[0], "OneHot's depth"))
+        if depth < 0:
+            raise errors.InvalidArgumentError(f"depth must be non-negative, got {depth}")
     dt = _dtypes.as_dtype(dtype).np
     hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
     return jnp.where(hot, jnp.asarray(on_value, dt), jnp.asarray(off_value, dt))
@@ -404,9 +437,12 @@ NotDifferentiable("OneHot")
 
 
 @OneHot.shape_fn
-def _one_hot_shape(indices, *, depth, on_value, off_value, axis, dtype):
+def _one_hot_shape(indices, *dyn, depth=None, on_value, off_value, axis, dtype):
     if not indices.dtype.is_integer:
         raise errors.InvalidArgumentError(f"indices must be integers, got {indices.dtype.name}")
+    if dyn and (dyn[0].shape.rank not in (0, None) or not dyn[0].dtype.is_integer):
+        raise errors.InvalidArgumentError(
+            f"depth must be an integer scalar, got {dyn[0].dtype.name} {dyn[0].shape}")
     if indices.shape.rank is None:
         return TensorSpec(TensorShape(None), dtype)
     dims = indices.shape.as_list()
@@ -421,7 +457,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
     Args:
       indices: int `Tensor` [...].
-      depth: int.
+      depth: int, or an int scalar tensor (e.g. from a shape or a fed placeholder: the
+        step is then compiled for its value).
       axis: where the new axis goes (default -1, last).
       dtype: output dtype (default float32, or that of `on_value`).
     Returns:
@@ -435,17 +472,29 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         not isinstance(on_value, bool) else _dtypes.float32)
     on = 1 if on_value is None else on_value
     off = 0 if off_value is None else off_value
+    dyn, depth = _depth_arg(depth)
     if tensors:
         vals = [constant_value(convert_to_tensor(v, dtype_hint=dt))
                 if hasattr(v, "op") or hasattr(v, "_as_tensor") else v for v in (on, off)]
         if any(v is None for v in vals):
             # Values known only when the step runs (TF accepts scalar tensors here).
-            hot = OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32),
-                         depth=_axis_int(depth), on_value=True, off_value=False,
+            hot = OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), *dyn,
+                         depth=depth, on_value=True, off_value=False,
                          axis=-1 if axis is None else int(axis), dtype="bool")
             return where(hot, convert_to_tensor(on, dtype=dt), convert_to_tensor(off, dtype=dt),
                          name=name)
         on, off = vals
-    return OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), depth=_axis_int(depth),
+    return OneHot(convert_to_tensor(indices, dtype_hint=_dtypes.int32), *dyn, depth=depth,
                   on_value=np.asarray(on).item(), off_value=np.asarray(off).item(),
                   axis=-1 if axis is None else int(axis), dtype=dt.name, name=name)
+
+
+def _depth_arg(depth):
+    """``(inputs, depth attr)``: a depth known when the graph is built is an attr, one
+    known only when the step runs an input (its attr None)."""
+    if hasattr(depth, "op") or hasattr(depth, "_as_tensor"):
+        t = convert_to_tensor(depth)
+        if constant_value(t) is None:
+            return (t,), None
+    return (), _axis_int(depth, "depth")
+

@@ -162,15 +162,18 @@ def _scatter_nd_kernel(indices, updates, *, shape):
     return jnp.zeros(shape, updates.dtype).at[_scatter_index(indices)].add(updates)
 
 
-ScatterNd = OpDef("ScatterNd", kernel=_scatter_nd_kernel)
+ScatterNd = OpDef("ScatterNd", kernel=_scatter_nd_kernel,
+                  index_check=lambda ctx, op, i, u, *, shape: [(0, shape[:i.shape[-1]], True)])
 
 
 def _tensor_scatter_kernel(tensor, indices, updates, *, mode):
-    at = tensor.at[_scatter_index(indices)]
+    at = jnp.asarray(tensor).at[_scatter_index(indices)]  # a constant is numpy
     return getattr(at, mode)(updates)
 
 
-TensorScatter = OpDef("TensorScatter", kernel=_tensor_scatter_kernel)
+TensorScatter = OpDef("TensorScatter", kernel=_tensor_scatter_kernel,
+                      index_check=lambda ctx, op, t, i, u, *, mode:
+                      [(1, t.shape[:i.shape[-1]], True)])
 
 
 def _check_scatter(indices, updates, shape, owner):
@@ -197,8 +200,10 @@ def scatter_nd(indices, updates, shape, name=None):
       updates: `Tensor` [..., *shape[k:]].
       shape: list of Python ints (or a constant).
     Returns:
-      `Tensor` of `shape`, `updates`' dtype. Out-of-range indices are dropped
-      (TensorFlow raises on CPU).
+      `Tensor` of `shape`, `updates`' dtype.
+    Raises:
+      InvalidArgumentError: (from `Session.run`) an index out of range, as TensorFlow
+        on CPU (inside a loop body, or where nothing waits on the step, it is dropped).
     """
     indices = convert_to_tensor(indices)
     updates = convert_to_tensor(updates)
@@ -235,8 +240,10 @@ def _tensor_scatter(mode, what):
       indices: int `Tensor` [..., k].
       updates: `Tensor` [..., *tensor.shape[k:]], `tensor`'s dtype.
     Returns:
-      `Tensor` of `tensor`'s shape and dtype. Out-of-range indices are dropped
-      (TensorFlow raises on CPU).
+      `Tensor` of `tensor`'s shape and dtype.
+    Raises:
+      InvalidArgumentError: (from `Session.run`) an index out of range, as TensorFlow
+        on CPU (inside a loop body, or where nothing waits on the step, it is dropped).
     """
     return fn
 

@@ -152,7 +152,16 @@ def _gather_lower(ctx, op, ref, indices):
     return take_in_range(ctx.read_var(op, ref), indices, 0)
 
 
-ResourceGather = OpDef("ResourceGather", lower=_gather_lower, stateful=True)
+def _rows_check(ctx, op, ref, indices, *rest, **attrs):
+    return [(1, ctx.read_var(op, ref).shape[:1], False)]
+
+
+def _nd_check(ctx, op, ref, indices, updates, **attrs):
+    return [(1, ctx.read_var(op, ref).shape[:indices.shape[-1]], True)]
+
+
+ResourceGather = OpDef("ResourceGather", lower=_gather_lower, stateful=True,
+                       index_check=_rows_check)
 
 
 @ResourceGather.shape_fn
@@ -165,23 +174,27 @@ def _resource_gather_shape(handle, indices, *, dtype, shape):
 
 def _scatter_add_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].add(updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].add(updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
 ResourceScatterAdd = OpDef("ResourceScatterAdd", lower=_scatter_add_lower, stateful=True,
+                           index_check=_rows_check,
                            shape_fn=lambda h, i, u, **_: [])
 NotDifferentiable("ResourceScatterAdd")
 
 
 def _scatter_update_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].set(updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].set(updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
 ResourceScatterUpdate = OpDef("ResourceScatterUpdate", lower=_scatter_update_lower,
-                              stateful=True, shape_fn=lambda h, i, u, **_: [])
+                              stateful=True, index_check=_rows_check,
+                              shape_fn=lambda h, i, u, **_: [])
 NotDifferentiable("ResourceScatterUpdate")
 
 
@@ -233,7 +246,8 @@ def _resource_gather_grad(op, grad):
 # ---------------------------------------------------------------- scatter updates
 def _scatter_sub_lower(ctx, op, ref, indices, updates):
     v = ctx.read_var(op, ref)
-    ctx.write_var(op, ref, v.at[indices].add(-updates.astype(v.dtype)))
+    idx = ctx.gate_rows(indices, v.shape[0])
+    ctx.write_var(op, ref, v.at[idx].add(-updates.astype(v.dtype), mode="drop"), gated=True)
     return ()
 
 
@@ -253,12 +267,16 @@ def _scatter_nd_lower(kind):
 
 
 ResourceScatterSub = OpDef("ResourceScatterSub", lower=_scatter_sub_lower, stateful=True,
+                           index_check=_rows_check,
                            shape_fn=lambda h, i, u, **_: [])
 ResourceScatterNdUpdate = OpDef("ResourceScatterNdUpdate", lower=_scatter_nd_lower("update"),
+                                index_check=_nd_check,
                                 stateful=True, shape_fn=lambda h, i, u, **_: [])
 ResourceScatterNdAdd = OpDef("ResourceScatterNdAdd", lower=_scatter_nd_lower("add"),
+                             index_check=_nd_check,
                              stateful=True, shape_fn=lambda h, i, u, **_: [])
 ResourceScatterNdSub = OpDef("ResourceScatterNdSub", lower=_scatter_nd_lower("sub"),
+                             index_check=_nd_check,
                              stateful=True, shape_fn=lambda h, i, u, **_: [])
 for _t in ("ResourceScatterSub", "ResourceScatterNdUpdate", "ResourceScatterNdAdd",
            "ResourceScatterNdSub"):
@@ -331,8 +349,11 @@ scatter_update.__doc__ = """TF1's `tf.scatter_update`: ``ref[indices, ...] = upd
       use_locking: ignored (writes to one variable never interleave within a step).
     Returns:
       `Tensor`: the variable's value after the update, as TF1 returns `ref`.
-    Differs from TensorFlow: with repeated indices the last update wins; an index out
-    of range is dropped instead of raising.
+    Raises:
+      InvalidArgumentError: (from `Session.run`) an index out of range, as TensorFlow
+        on CPU; the step then changes no variable. (Inside a `while_loop` body, or
+        where nothing waits on the step, such an index is dropped.)
+    Differs from TensorFlow: with repeated indices the last update wins.
     """
 scatter_add = _scatter_fn("add", False)
 scatter_add.__doc__ = """TF1's `tf.scatter_add`: ``ref[indices, ...] += updates``; repeated
@@ -349,7 +370,9 @@ scatter_nd_update.__doc__ = """TF1's `tf.scatter_nd_update`: ``ref[indices[i]] =
       updates: `Tensor` indices.shape[:-1] + [dK, ..., dn], `ref`'s dtype.
     Returns:
       `Tensor`: the variable's value after the update.
-    Differs from TensorFlow: an index out of range is dropped instead of raising.
+    Raises:
+      InvalidArgumentError: (from `Session.run`) an index out of range, as TensorFlow
+        on CPU; the step then changes no variable.
     """
 scatter_nd_add = _scatter_fn("nd_add", True)
 scatter_nd_add.__doc__ = """TF1's `tf.scatter_nd_add`: ``ref[indices[i]] += updates[i]``;
