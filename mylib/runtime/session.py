@@ -342,7 +342,6 @@ def _convert_feed(t, value):
     return arr
 
 
-<<<<<<< HEAD
 def _check_integral(t, arr, src, dt):
     """Floats fed to an integer tensor (``np.ones(n)`` as labels): TensorFlow 1 converts
     them with `np.asarray(value, dtype)`, truncating. mylib converts them only when every
@@ -357,7 +356,8 @@ def _check_integral(t, arr, src, dt):
             f"Cannot feed value of dtype {src.name} for Tensor '{t.name}' of dtype "
             f"{dt.name}: the conversion would lose information (value {a[bad].flat[0]!r} is "
             f"not a whole number in {dt.name}'s range; cast it explicitly)")
-=======
+
+
 def _string_feed(arr):
     """An object array of bytes from an array of str / bytes."""
     arr = np.asarray(arr, dtype=object)
@@ -370,7 +370,6 @@ def _string_feed(arr):
         else:
             raise TypeError(f"element {x!r} is not str or bytes")
     return out
->>>>>>> h-coregaps
 
 
 def _check_float_range(t, arr, src, dt):
