@@ -13,7 +13,7 @@ from mylib.runtime import (ConfigProto, GPUOptions, InteractiveSession, RunMetad
                            RunOptions, Session)
 from mylib.runtime import coordinator, queue_runner, saver, timeline  # noqa: F401
 from mylib import nn, random  # noqa: F401
-from mylib import image, linalg, math, strings  # noqa: F401
+from mylib import image, linalg, math, sparse, strings  # noqa: F401
 from mylib import devices, distribute  # noqa: F401
 from mylib import losses, metrics, optimizers  # noqa: F401
 from mylib import layers, callbacks, models, saving  # noqa: F401
@@ -59,8 +59,6 @@ _MISSING = {
     "estimator": "ml.train.MonitoredTrainingSession with hooks, or Model.fit",
     "lite": "nothing: mylib compiles through XLA and has no TensorFlow Lite converter",
     "Supervisor": "ml.train.MonitoredTrainingSession",
-    "SparseTensor": "dense tensors (ml.scatter_nd builds one from indices and values)",
-    "sparse_tensor_to_dense": "ml.scatter_nd(indices, values, dense_shape)",
 }
 
 

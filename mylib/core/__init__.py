@@ -74,6 +74,8 @@ from mylib.core.ops import array_extra_ops, math_extra_ops
 from mylib.core.ops.array_extra_ops import *  # noqa: F403
 from mylib.core.ops.math_extra_ops import *  # noqa: F403
 from mylib.core.ops import string_ops
+from mylib.core import sparse_tensor
+from mylib.core.sparse_tensor import *  # noqa: F403
 from mylib.core.ops.string_ops import (as_string, decode_csv, reduce_join,  # noqa: F401
                                        regex_replace, string_join, string_strip,
                                        string_to_number, substr)
@@ -112,4 +114,5 @@ __all__ = [
 ] + (dtypes.__all__ + constant_ops.__all__ + array_ops.__all__ + indexing_ops.__all__
      + math_ops.__all__ + reduction_ops.__all__ + nn_ops.__all__ + random_ops.__all__
      + clip_ops.__all__ + linalg_ops.__all__ + segment_ops.__all__ + sequence_ops.__all__
-     + special_ops.__all__ + array_extra_ops.__all__ + math_extra_ops.__all__)
+     + special_ops.__all__ + array_extra_ops.__all__ + math_extra_ops.__all__
+     + sparse_tensor.__all__)

@@ -32,6 +32,7 @@ from mylib.runtime.compile import SpecializedStep, compile_step, raise_failed_ch
 from mylib.runtime.policy import get_policy
 from mylib.runtime.variable_store import VariableStore, host_value
 from mylib.core.gradients import IndexedSlices
+from mylib.core.sparse_tensor import SparseTensor, SparseTensorValue
 from mylib.runtime.placement import device_name, place
 from mylib.runtime.executor import SegmentedPlan
 
@@ -190,6 +191,9 @@ def _flatten(fetches, graph):
             ctor = type(f)
             return lambda vals: ctor((k, s(vals)) for k, s in items)
 
+        if isinstance(f, SparseTensor):
+            parts = [visit(f.indices), visit(f.values), visit(f.dense_shape)]
+            return lambda vals: SparseTensorValue(*[p(vals) for p in parts])
         if isinstance(f, IndexedSlices):
             parts = [visit(f.values), visit(f.indices),
                      visit(f.dense_shape) if f.dense_shape is not None else (lambda v: None)]
@@ -395,6 +399,26 @@ def _fed_variable(t, graph):
     return v if v is not None and v._graph_element is t else None
 
 
+def _expand_sparse_feeds(feed_dict):
+    """The ``(key, value)`` pairs of `feed_dict`, a `SparseTensor` key (from
+    `sparse_placeholder`) fed with a `SparseTensorValue` or an ``(indices, values,
+    dense_shape)`` tuple becoming its three tensors' feeds."""
+    for k, v in feed_dict.items():
+        if isinstance(k, SparseTensor):
+            if isinstance(v, SparseTensor):
+                raise TypeError("A SparseTensor is fed a SparseTensorValue (numpy arrays), "
+                                "not another SparseTensor.")
+            if not isinstance(v, (tuple, list)) or len(v) != 3:
+                raise TypeError("A SparseTensor must be fed a SparseTensorValue or an "
+                                "(indices, values, dense_shape) tuple. Received: "
+                                f"{type(v).__name__}")
+            yield k.indices, v[0]
+            yield k.values, v[1]
+            yield k.dense_shape, v[2]
+        else:
+            yield k, v
+
+
 def _feed_items(feed_dict, graph):
     """``(keys, values, {variable key: (tensor, value)})``: the feed keys resolved to
     tensors (each at most once), values converted; fed variables apart."""
@@ -402,7 +426,7 @@ def _feed_items(feed_dict, graph):
         raise TypeError("`feed_dict` must be a dict {Tensor or tensor name: value}. "
                         f"Received: a {type(feed_dict).__name__}.")
     keys, vals, seen, var_feeds = [], [], {}, {}
-    for k, v in feed_dict.items():
+    for k, v in _expand_sparse_feeds(feed_dict):
         t = k if type(k) is Tensor and k.graph is graph else _feed_key(k, graph)
         if t in seen:
             raise ValueError(f"The tensor '{t.name}' is fed more than once: feed_dict keys "

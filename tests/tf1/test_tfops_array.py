@@ -192,8 +192,8 @@ def test_tuple_gates_on_all_inputs_and_segment_errors():
 
 
 def test_missing_names_say_what_to_use():
-    for name, hint in [("SparseTensor", "scatter_nd"),
-                       ("sparse_tensor_to_dense", "scatter_nd")]:
+    for name, hint in [("estimator", "MonitoredTrainingSession"),
+                       ("Supervisor", "MonitoredTrainingSession")]:
         with pytest.raises(AttributeError, match=hint):
             getattr(tf, name)
 
