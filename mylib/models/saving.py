@@ -439,6 +439,8 @@ def _keras_functional_from_config(cls, config, custom_objects):
             except _Missing:
                 left.append((name, k, node, is_op))
                 continue
+            if kwargs.get("mask", 0) is None:  # Keras records a nested model's mask=None
+                del kwargs["mask"]
             out = layers[name](*args, **kwargs)
             produced[(name, k)] = flatten(out)
         if len(left) == len(pending):

@@ -183,3 +183,27 @@ def test_keras_config_input_layer_batch_shape_and_optional():
     cfg["config"]["layers"][0]["config"]["optional"] = True
     with pytest.raises(NotImplementedError, match="optional=True"):
         mk.models.model_from_json(json.dumps(cfg))
+
+
+def test_keras_written_nested_models_with_ops_load_as_keras():
+    # Keras records each call of the inner model with ``mask=None``.
+    i1 = keras.Input((4,))
+    inner = keras.Model(i1, keras.layers.Dense(3)(i1) * 2.0 + i1[:, :3])
+    i2 = keras.Input((4,))
+    km = keras.Model(i2, keras.ops.relu(inner(i2 - 1.0)) + inner(i2))
+    mm = mk.models.model_from_json(km.to_json())
+    mm.set_weights(km.get_weights())
+    x = RS.randn(5, 4).astype(np.float32)
+    np.testing.assert_allclose(mm.predict(x, verbose=0), km.predict(x, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_control_flow_between_layers_cannot_be_saved(tmp_path):
+    import mylib as ml
+
+    inp = mk.Input((3,))
+    h = mk.layers.Dense(3)(inp)
+    m = mk.Model(inp, ml.cond(ml.reduce_sum(h) > 0, lambda: h * 2.0, lambda: h))
+    with pytest.raises(NotImplementedError, match="StatelessIf.*function graphs"):
+        m.save(str(tmp_path / "m.keras"))
+    assert not (tmp_path / "m.keras").exists()
