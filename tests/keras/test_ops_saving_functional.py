@@ -225,3 +225,43 @@ def test_control_flow_between_layers_cannot_be_saved(tmp_path):
     with pytest.raises(NotImplementedError, match="StatelessIf.*function graphs"):
         m.save(str(tmp_path / "m.keras"))
     assert not (tmp_path / "m.keras").exists()
+
+
+def _many_ops(K, a, t):
+    """One output per op kind Keras 3 writes as a config entry."""
+    ops = K.ops
+    return [ops.matmul(a, ops.transpose(a, (0, 2, 1))), ops.expand_dims(a, 1),
+            ops.cast(t, "float32"), ops.relu(a), ops.softmax(a, axis=1),
+            ops.subtract(a, 2.0), ops.sum(a, axis=[1, 2]),
+            ops.where(ops.greater(a, 0), a, 0.0), ops.not_equal(t, 0), ops.sqrt(ops.abs(a)),
+            ops.tanh(a), a / 3.0, -a, a[:, 1:, ::2], a[..., 0], ops.square(a),
+            ops.squeeze(ops.expand_dims(a, 1), 1), ops.stack([a, a], axis=1),
+            ops.sigmoid(a), ops.gelu(a), a ** 2, ops.max(a, axis=1), ops.exp(a),
+            ops.log(ops.abs(a) + 1.0), ops.reshape(a, (-1, 24)), ops.mean(a, axis=(1, 2)),
+            ops.concatenate([a, a], axis=-1), ops.take(a, [0, 2], axis=1),
+            ops.minimum(a, 0.5), ops.clip(a, -0.5, 0.5), ops.argmax(a, axis=-1),
+            ops.one_hot(t, 4), ops.log_softmax(a), ops.silu(a), ops.einsum("bij,bkj->bik",
+                                                                             a, a)]
+
+
+def test_each_op_kind_keras_writes_loads_as_keras():
+    a, t = keras.Input((4, 6)), keras.Input((4,), dtype="int32")
+    km = keras.Model([a, t], _many_ops(keras, a, t))
+    mm = mk.models.model_from_json(km.to_json())
+    x = [RS.randn(3, 4, 6).astype(np.float32), RS.randint(0, 4, (3, 4)).astype(np.int32)]
+    want, got = km.predict(x, verbose=0), mm.predict(x, verbose=0)
+    assert len(got) == len(want)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert np.asarray(g).shape == np.asarray(w).shape, i
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
+                                   rtol=2e-5, atol=1e-6, err_msg=f"output {i}")
+
+
+def test_lists_of_numbers_are_tensors_of_symbolic_ops_as_in_keras():
+    a = mk.Input((4, 6))
+    m = mk.Model(a, [mk.ops.take(a, [0, 2], axis=1), mk.ops.add(a, [0.5] * 6)])
+    x = RS.randn(2, 4, 6).astype(np.float32)
+    taken, added = m.predict(x, verbose=0)
+    np.testing.assert_array_equal(taken, x[:, [0, 2]])
+    assert added.dtype == np.float32  # not widened to float64 by numpy's default
+    np.testing.assert_allclose(added, x + 0.5, rtol=1e-6)

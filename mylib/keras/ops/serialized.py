@@ -83,4 +83,10 @@ def resolve(class_name, config):
             raise ValueError(f"The saved Keras op {class_name!r} has the argument "
                              f"{k}={v!r}, which mylib's keras.ops.{name} does not take.")
         kwargs[k] = v
-    return lambda *args, **kw: fn(*args, **kwargs, **kw)
+    # Arguments before a ``*operands`` parameter (einsum's subscripts) go first, by
+    # position: the node's arguments are the operands.
+    names = list(params)
+    star = next((i for i, p in enumerate(params.values())
+                 if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    lead = [kwargs.pop(n) for n in names[:star] if n in kwargs] if star is not None else []
+    return lambda *args, **kw: fn(*lead, *args, **kwargs, **kw)
