@@ -441,7 +441,13 @@ def _keras_functional_from_config(cls, config, custom_objects):
                 continue
             if kwargs.get("mask", 0) is None:  # Keras records a nested model's mask=None
                 del kwargs["mask"]
-            out = layers[name](*args, **kwargs)
+            try:
+                out = layers[name](*args, **kwargs)
+            except errors.OpError as e:
+                if not is_op:
+                    raise
+                raise ValueError(f"The saved Keras op entry {name!r} cannot be applied to "
+                                 f"its saved arguments: {e}") from None
             produced[(name, k)] = flatten(out)
         if len(left) == len(pending):
             raise ValueError(

@@ -167,6 +167,17 @@ def test_keras_op_config_with_an_argument_mylib_lacks_is_refused():
         mk.models.model_from_json(text)
 
 
+@pytest.mark.parametrize("class_name,config", [("Sum", {"axis": 9}),
+                                               ("Transpose", {"axes": [[0]]})])
+def test_keras_op_entry_with_bad_arguments_raises_value_error(class_name, config):
+    cfg = json.loads(_keras_config_with_op("keras.src.ops.numpy", class_name,
+                                           {"name": "op", **config}))
+    entry = next(l for l in cfg["config"]["layers"] if l["class_name"] == class_name)
+    entry["inbound_nodes"][0]["args"] = entry["inbound_nodes"][0]["args"][:1]
+    with pytest.raises(ValueError, match=f"Keras op entry 'add.*Keras{class_name}"):
+        mk.models.model_from_json(json.dumps(cfg))
+
+
 def _mylib_json_with_fragment_node(mutate):
     inp = mk.Input((3,))
     cfg = json.loads(mk.Model(inp, mk.layers.Dense(2)(inp) * 2.0).to_json())
