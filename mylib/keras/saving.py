@@ -113,3 +113,13 @@ def _modules():
 
     return (layers, models, losses, metrics, optimizers, schedules, activations,
             initializers, regularizers, constraints)
+
+
+def _register_op_resolver():
+    from mylib.keras.ops.serialized import resolve
+    from mylib.models import saving as ms
+
+    ms.register_keras_op_resolver(resolve)
+
+
+_register_op_resolver()

@@ -769,13 +769,24 @@ class InputLayer(Layer):
     """The layer behind `Input`: owns a placeholder.
 
     `sparse` and `ragged` are accepted for Keras compatibility and ignored (True warns
-    once): the placeholder is dense, so feed dense arrays.
+    once): the placeholder is dense, so feed dense arrays. `batch_shape` is Keras 3's
+    name for `batch_input_shape` (configs Keras 3 writes load); `optional=True` (an
+    input fed None) raises NotImplementedError.
     """
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
-                 name=None, batch_input_shape=None, sparse=False, ragged=False):
+                 name=None, batch_input_shape=None, sparse=False, ragged=False,
+                 batch_shape=None, optional=False):
         name = name or unique_object_name("input")
+        if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy
+            dtype = (dtype.get("config") or {}).get("name", dtype)
         super().__init__(name=name, dtype=dtype)
+        if optional:
+            raise NotImplementedError(
+                f'InputLayer "{name}": optional inputs (fed None) are not supported; '
+                "the input placeholder always needs a value. Received: optional=True")
+        if batch_input_shape is None and batch_shape is not None:  # Keras 3's name
+            batch_input_shape = batch_shape
         for arg, value in (("sparse", sparse), ("ragged", ragged)):
             if value:
                 warn_ignored("InputLayer", arg, "the input placeholder is dense; feed "

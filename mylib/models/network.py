@@ -98,10 +98,13 @@ def layers_by_depth(inputs, outputs):
         node_depth[id(node)] = layer_depth[id(node.layer)] = d
         if isinstance(node.layer, InputLayer):
             continue
-        for x in node.input_tensors:
+        # A chain of ops is as deep as Keras 3's op nodes would be, from each input.
+        steps = node.layer.op_depths() if isinstance(node.layer, TFOpLambda) else None
+        for i, x in enumerate(node.input_tensors):
             h = keras_history(x)
             if h is not None and id(h[0]) in in_graph:
-                node_depth[id(h[0])] = max(d + 1, node_depth.get(id(h[0]), 0))
+                step = steps[i] if steps is not None and i < len(steps) else 1
+                node_depth[id(h[0])] = max(d + step, node_depth.get(id(h[0]), 0))
     for t in inputs:  # inputs no output uses: depth 0, before the rest at depth 0
         h = keras_history(t)
         if h is not None and isinstance(h[0].layer, InputLayer) and \

@@ -33,10 +33,21 @@ class TFOpLambda(Layer):
     read (layer outputs or model inputs), in `frontier` order; output: the copy of
     `output` (same dtype; same shape but for dims that depend on the batch).
 
+    Saved (`get_config`) as plain data, never as code: ``graph`` is the ops as a graph
+    fragment in `GraphDef`'s text form (see `mylib.core.graph_io`), with one
+    ``Placeholder`` per input (named in ``inputs``, in order) and the ops reading
+    constants (the scalars of ``x * 0.5``) included; ``output`` names the result
+    (``"op:0"``). `from_config` imports the fragment with `import_graph_def`'s checks
+    (only registered op types; host ops, variables and other placeholders refused)
+    into a graph of its own and replays it as a live node does.
+
     Differs from Keras 3: Keras 3 records each op (``Add``, ``Mean``) as its own node
     and leaves it out of `model.layers`; mylib records a chain of ops as one node of
-    this class, also left out of `model.layers` (and of `summary`). Saving a model
-    that holds one is not supported (`get_config` raises NotImplementedError).
+    this class, also left out of `model.layers` (and of `summary`). Keras 3's configs
+    with op entries load in mylib (each op is rebuilt with `mylib.keras.ops`), but
+    mylib writes its own form, which Keras does not read. Ops that hold function
+    graphs (`cond`, `while_loop` on the model's tensors) cannot be saved
+    (NotImplementedError).
     """
 
     def __init__(self, ops, frontier, output, **kwargs):
@@ -44,28 +55,86 @@ class TFOpLambda(Layer):
         self._template_ops = list(ops)
         self._frontier = list(frontier)
         self._template_output = output
+        self._fragment = None  # the config's graph tree, for a layer made by from_config
         self.built = True
 
     def call(self, inputs):
+        inputs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
         env = {id(a): b for a, b in zip(self._frontier, inputs)}
+        graph = inputs[0].graph if inputs else None
         for op in self._template_ops:
             new_inputs = [env.get(id(x), x) for x in op.inputs]
             # Attrs the graph adds (``_class`` colocation) are not the op's own.
             attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-            new = op.op_def.create(new_inputs, attrs, name=_base_name(op.name))
+            new = op.op_def.create(new_inputs, attrs, name=_base_name(op.name),
+                                   graph=graph)
             for a, b in zip(op.outputs, new.outputs):
                 env[id(a)] = b
         return env[id(self._template_output)]
+
+    def op_depths(self):
+        """For each input, the largest number of ops between it and the output: the
+        depth Keras 3 gives this chain, where each op is a node of its own (it orders
+        `model.layers`, hence the weights, by such depths)."""
+        longest = {}  # id(tensor) -> ops on the longest path from it to the output
+        longest[id(self._template_output)] = 0
+        for op in reversed(self._template_ops):
+            d = max((longest.get(id(t), -1) for t in op.outputs), default=-1)
+            if d < 0:
+                continue
+            for x in op.inputs:
+                longest[id(x)] = max(longest.get(id(x), 0), d + 1)
+        return [longest.get(id(t), 1) for t in self._frontier]
 
     def compute_output_shape(self, input_shape):
         return self._template_output.shape.as_tuple()
 
     def get_config(self):
-        raise NotImplementedError(
-            f'Layer "{self.name}" holds graph ops applied to a functional model\'s '
-            f"tensors ({', '.join(sorted({op.type for op in self._template_ops}))}); "
-            "saving such a model is not supported. Put the ops in a Layer subclass "
-            "(or use keras.layers.Add, Multiply, ...) to save it.")
+        cfg = super().get_config()
+        if self._fragment is not None:
+            cfg.update(self._fragment)
+            return cfg
+        from mylib.core.func_graph import function_refs
+        from mylib.core.graph_io import GraphDef, NodeDef, _op_nodes, _tensor_ref
+
+        ops = _ancestors(self._template_output, self._frontier)
+        for op in ops:
+            if function_refs(op.type, op.attrs):
+                raise NotImplementedError(
+                    f"Cannot save the ops between layers of {self.name!r}: {op.type} "
+                    f"'{op.name}' holds function graphs (control flow on the model's "
+                    "tensors). Put the control flow in a Layer subclass to save it.")
+        names = {op.name for op in ops}
+        inputs, refs = [], {}
+        for i, t in enumerate(self._frontier):
+            n = f"input_{i}"
+            while n in names:
+                n = "_" + n
+            names.add(n)
+            inputs.append(NodeDef(n, "Placeholder", [], "", {
+                "dtype": t.dtype.name, "shape": tuple(t.shape.as_list())}))
+            refs[_tensor_ref(t)] = n
+        nodes = _op_nodes(ops, False, f'layer "{self.name}": ')
+        for n in nodes:  # read the placeholders in place of the layer outputs
+            n.input = [refs.get(r, r) for r in n.input]
+            n.attr = {k: v for k, v in n.attr.items() if not k.startswith("_")}
+            n.device = ""
+            n.debug_info = None
+        tree = GraphDef(inputs + nodes)._to_tree(False)
+        out = self._template_output
+        cfg.update({"graph": tree, "inputs": [n.name for n in inputs],
+                    "output": f"{out.op.name}:{out.value_index}"})
+        return cfg
+
+    @classmethod
+    def from_config(cls, config):
+        """The layer `get_config` described (see the class). Nothing in `config` runs.
+
+        Raises:
+          ValueError: the fragment names an op type mylib does not have, an op that
+            acts on the host, a variable or an extra placeholder, or is malformed.
+        """
+        return _from_fragment(cls, dict(config))
 
 
 def _base_name(name):
@@ -132,3 +201,80 @@ def wrap_extra_args(node, input_ids):
     for x in flatten([list(node.args), node.kwargs]):
         if isinstance(x, Tensor) and keras_history(x) is None and id(x) not in input_ids:
             wrap_ops(x, input_ids)
+
+
+def _ancestors(output, frontier):
+    """The ops that compute `output` from the `frontier` tensors (constants included),
+    in an order where each op follows the ops it reads."""
+    stop = {id(t) for t in frontier}
+    order, seen = [], set()
+    stack = [(output.op, False)]
+    while stack:
+        op, expanded = stack.pop()
+        if id(op) in seen:
+            continue
+        if expanded:
+            seen.add(id(op))
+            order.append(op)
+            continue
+        stack.append((op, True))
+        for x in list(op.inputs) + list(op.control_inputs):
+            x_op = x if not isinstance(x, Tensor) else x.op
+            if isinstance(x, Tensor) and id(x) in stop:
+                continue
+            if id(x_op) not in seen:
+                stack.append((x_op, False))
+    return order
+
+
+def _from_fragment(cls, config):
+    from mylib.core.graph import Graph
+    from mylib.core.graph_import import import_graph_def
+    from mylib.core.graph_io import GraphDef
+    from mylib.core.op_registry import get_op_def
+
+    name = config.get("name")
+    graph, inputs, output = config.pop("graph", None), config.pop("inputs", None), \
+        config.pop("output", None)
+    where = f"The saved ops between layers {name!r}"
+    if not isinstance(graph, dict) or not isinstance(inputs, list) or \
+            not isinstance(output, str):
+        raise ValueError(f"{where} need a `graph` (dict), `inputs` (list) and `output` "
+                         f"(str). Received: graph={str(graph)[:80]}, inputs={inputs!r}, "
+                         f"output={output!r}")
+    try:
+        gd = GraphDef._from_tree(graph)
+    except (TypeError, KeyError, AttributeError, ValueError) as e:
+        raise ValueError(f"{where} are not a well-formed graph fragment ({e}).") from None
+    if gd.library:
+        raise ValueError(f"{where} hold function graphs, which mylib never saves here.")
+    for n in gd.node:
+        try:
+            od = get_op_def(n.op)
+        except Exception:  # noqa: BLE001 - the registry's NotFoundError, said plainly
+            od = None
+        if od is None:
+            raise ValueError(f"{where} use the op type {n.op!r} (node {n.name!r}), which "
+                             "mylib does not have; nothing from the file runs.")
+        if n.op in _REFUSED and not (n.op == "Placeholder" and n.name in inputs):
+            raise ValueError(f"{where} hold {_REFUSED[n.op]} (node {n.name!r}, {n.op}).")
+        if od.host:
+            raise ValueError(f"{where} hold the op {n.name!r} of type {n.op}, which "
+                             "runs on the host; only graph ops are loaded.")
+    g = Graph()
+    try:
+        with g.as_default():
+            out = import_graph_def(gd, return_elements=[output], name="")[0]
+    except Exception as e:  # noqa: BLE001 - any rejection of the fragment
+        raise ValueError(f"{where} do not import as a graph: {type(e).__name__}: {e}") \
+            from None
+    by_name = {op.name: op for op in g.get_operations()}
+    try:
+        frontier = [by_name[n].outputs[0] for n in inputs]
+    except KeyError as e:
+        raise ValueError(f"{where} name the input {e} that is not in the graph.") from None
+    ops = _ancestors(out, frontier)
+    layer = cls(ops, frontier, out, **config)
+    layer._fragment = {"graph": graph, "inputs": inputs, "output": output}
+    return layer
+

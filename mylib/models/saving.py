@@ -70,7 +70,10 @@ def _builtin_classes():
             if isinstance(v, type) and issubclass(v, Layer) and v.__module__.startswith("mylib."):
                 out.setdefault(v.__name__, v)
                 out.setdefault(k, v)
-    out.update({"Sequential": Sequential, "Model": Model, "Functional": Model})
+    from mylib.models.op_nodes import TFOpLambda
+
+    out.update({"Sequential": Sequential, "Model": Model, "Functional": Model,
+                "TFOpLambda": TFOpLambda})
     return out
 
 
@@ -231,17 +234,28 @@ def _functional_config(model):
     from mylib.models.op_nodes import TFOpLambda
 
     per_layer = {}  # id(layer) -> [node, ...] of this model
+    op_layers = []  # the ops between layers (not in model.layers): entries too
     for node in model._nodes:
-        if isinstance(node.layer, TFOpLambda):
-            node.layer.get_config()  # raises: ops between layers are not saved
+        if isinstance(node.layer, TFOpLambda) and id(node.layer) not in per_layer:
+            op_layers.append(node.layer)
         per_layer.setdefault(id(node.layer), []).append(node)
     node_index = {id(n): i for nodes in per_layer.values() for i, n in enumerate(nodes)}
+    # Op nodes are named after their last op ("add"); where that name is taken, the
+    # entry gets a free one (the name is the config's key, not the layer's identity).
+    entry_name = {id(l): l.name for l in model.layers}
+    taken = set(entry_name.values())
+    for layer in op_layers:
+        name, i = layer.name, 1
+        while name in taken:
+            name, i = f"{layer.name}_{i}", i + 1
+        taken.add(name)
+        entry_name[id(layer)] = name
 
     def ref(t):
         node, idx = keras_history(t)
         if isinstance(node.layer, InputLayer):
             return [node.layer.name, 0, 0]
-        return [node.layer.name, node_index[id(node)], idx]
+        return [entry_name[id(node.layer)], node_index[id(node)], idx]
 
     def enc(v, where):
         if isinstance(v, Tensor):
@@ -258,16 +272,18 @@ def _functional_config(model):
         raise ValueError(f"Cannot serialize model \"{model.name}\": layer names must be "
                          f"unique, but {dup} appear more than once.")
     layers = []
-    for layer in model.layers:
+    for layer in list(model.layers) + op_layers:
         entry = serialize_layer(layer)
-        entry["name"] = layer.name
+        entry["name"] = entry_name[id(layer)]
+        entry["config"]["name"] = entry["name"]
         entry["inbound_nodes"] = [
             {"args": enc(n.inputs, layer.name), "extra_args": enc(list(n.args), layer.name),
              "kwargs": enc(dict(n.kwargs), layer.name)}
             for n in per_layer.get(id(layer), [])]
         layers.append(entry)
     return {"layers": layers,
-            "node_order": [[n.layer.name, node_index[id(n)]] for n in model._nodes],
+            "node_order": [[entry_name[id(n.layer)], node_index[id(n)]]
+                           for n in model._nodes],
             "input_layers": enc(model._nested_inputs, "inputs"),
             "output_layers": enc(model._nested_outputs, "outputs")}
 
@@ -301,6 +317,8 @@ def model_from_config_dict(cls, config, custom_objects=None):
 def _functional_from_config(cls, config, custom_objects):
     from mylib.layers.base import InputLayer, flatten
 
+    if "node_order" not in config:
+        return _keras_functional_from_config(cls, config, custom_objects)
     layers, nodes_cfg, produced = {}, {}, {}
     for entry in config["layers"]:
         layer = deserialize_layer(entry, custom_objects)
@@ -336,6 +354,134 @@ def _functional_from_config(cls, config, custom_objects):
     kwargs = {k: v for k, v in config.items() if k in ("name", "trainable")}
     return cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
                **kwargs)
+
+
+# ------------------------------------------------- functional configs of Keras 3
+# `mylib.keras` registers how an op entry of Keras 3's config (``{"module":
+# "keras.src.ops.numpy", "class_name": "Add", ...}``) becomes a function of
+# `mylib.keras.ops`: ``resolver(class_name, config) -> callable or None``.
+_keras_op_resolver = None
+
+
+def register_keras_op_resolver(fn):
+    global _keras_op_resolver
+    _keras_op_resolver = fn
+
+
+def _is_keras_op_entry(entry):
+    module = entry.get("module")
+    return isinstance(module, str) and (module.startswith("keras.src.ops.") or
+                                        module.startswith("keras.ops"))
+
+
+def _keras_op(entry):
+    name = entry.get("class_name")
+    config = entry.get("config") or {}
+    fn = _keras_op_resolver(name, config) if _keras_op_resolver is not None else None
+    if fn is None:
+        raise ValueError(
+            f"The saved Keras model applies the op {name!r} (from "
+            f"{str(entry.get('module'))[:60]!r}, entry {str(entry.get('name'))[:60]!r}) "
+            "between layers, which mylib cannot rebuild: mylib rebuilds only the ops "
+            "of keras.ops it has, by name, and never runs code from a file.")
+    return fn
+
+
+def _keras_functional_from_config(cls, config, custom_objects):
+    """A functional model from the config Keras 3 writes: each entry's
+    ``inbound_nodes`` call it on ``{"class_name": "__keras_tensor__", "config":
+    {"keras_history": [layer, node, index]}}`` references; entries of ops
+    (``keras.src.ops.numpy.Add``) are rebuilt with `mylib.keras.ops`; nodes run once
+    the tensors they read exist, in Keras's order."""
+    from mylib.layers.base import InputLayer, flatten
+
+    layers, pending, produced = {}, [], {}
+    for entry in config["layers"]:
+        name = entry["name"] if "name" in entry else entry["config"]["name"]
+        if not isinstance(name, str) or name in layers:
+            raise ValueError(f"The saved Keras model config has a missing or repeated "
+                             f"layer name: {str(name)[:80]!r}.")
+        if _is_keras_op_entry(entry):
+            layers[name] = _keras_op(entry)
+        else:
+            layers[name] = deserialize_layer(entry, custom_objects)
+            if isinstance(layers[name], InputLayer):
+                produced[(name, 0)] = [layers[name].input_tensor]
+        for k, node in enumerate(entry.get("inbound_nodes") or []):
+            pending.append((name, k, node, _is_keras_op_entry(entry)))
+
+    class _Missing(Exception):
+        pass
+
+    def dec(v):
+        if isinstance(v, dict):
+            kind = v.get("class_name")
+            if kind == "__keras_tensor__":
+                lname, k, i = v["config"]["keras_history"]
+                if (lname, k) not in produced:
+                    raise _Missing((lname, k))
+                return produced[(lname, k)][i]
+            if kind == "__slice__":
+                c = v["config"]
+                return slice(c.get("start"), c.get("stop"), c.get("step"))
+            if kind == "__ellipsis__":
+                return Ellipsis
+            return {k: dec(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):  # tuples: a config not through JSON
+            return [dec(x) for x in v]
+        return v
+
+    while pending:
+        left = []
+        for name, k, node, is_op in pending:
+            try:
+                args, kwargs = dec(node.get("args", [])), dec(node.get("kwargs", {}))
+            except _Missing:
+                left.append((name, k, node, is_op))
+                continue
+            if kwargs.get("mask", 0) is None:  # Keras records a nested model's mask=None
+                del kwargs["mask"]
+            try:
+                out = layers[name](*args, **kwargs)
+            except errors.OpError as e:
+                if not is_op:
+                    raise
+                raise ValueError(f"The saved Keras op entry {name!r} cannot be applied to "
+                                 f"its saved arguments: {e}") from None
+            produced[(name, k)] = flatten(out)
+        if len(left) == len(pending):
+            raise ValueError(
+                "The saved Keras model config calls layers on tensors no node produces "
+                f"(first: {left[0][0]!r} node {left[0][1]}); nothing was built.")
+        pending = left
+
+    def io(v):
+        if isinstance(v, dict):
+            return {k: io(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)) and len(v) == 3 and isinstance(v[0], str) and \
+                isinstance(v[1], int):
+            if (v[0], v[1]) not in produced:
+                raise ValueError(f"The saved Keras model config names the model tensor "
+                                 f"{v!r}, which no node produces.")
+            return produced[(v[0], v[1])][v[2]]
+        if isinstance(v, (list, tuple)):
+            return [io(x) for x in v]
+        raise ValueError(f"The saved Keras model config has a bad input/output entry "
+                         f"{str(v)[:80]!r}.")
+
+    def one(v):  # Keras 3 unwraps a single input or output from its list
+        return v[0] if isinstance(v, list) and len(v) == 1 else v
+
+    kwargs = {k: v for k, v in config.items() if k in ("name", "trainable")}
+    model = cls(inputs=one(io(config["input_layers"])),
+                outputs=one(io(config["output_layers"])), **kwargs)
+    # Keras lists its layers in `model.layers` order, which `get_weights` follows:
+    # keep it, so Keras's weights go to the same layers with `set_weights`.
+    saved = [layers[e.get("name", e["config"]["name"])] for e in config["layers"]
+             if not _is_keras_op_entry(e)]
+    if sorted(map(id, saved)) == sorted(map(id, model._layers)):
+        model._layers = saved
+    return model
 
 
 def _compile_config(model):

@@ -107,6 +107,10 @@ def keras_op(*tensor_params, seq=None, type_name=None):
                     if isinstance(vals.get(p), (list, tuple)):
                         vals[p] = np.asarray(vals[p])
                 return fn(**vals)
+            for p in tensor_params:  # a list of numbers is a tensor here too (Keras)
+                v = vals.get(p)
+                if isinstance(v, (list, tuple)) and not any_symbolic(v):
+                    vals[p] = _python_array(v)
             inputs, layout, attrs = [], [], {}
             for pname, v in vals.items():
                 if pname in tensor_params and (is_symbolic(v) or isinstance(v, np.ndarray) or
@@ -124,6 +128,17 @@ def keras_op(*tensor_params, seq=None, type_name=None):
         wrapper.op_def = opdef
         return wrapper
     return deco
+
+
+def _python_array(v):
+    """A nested list of Python numbers as Keras 3's convert_to_tensor makes it: ints
+    int32, floats float32 (numpy's 64-bit defaults would widen the op's result)."""
+    a = np.asarray(v)
+    if a.dtype == np.int64:
+        return a.astype(np.int32)
+    if a.dtype == np.float64:
+        return a.astype(np.float32)
+    return a
 
 
 def _is_jax_array(v):
