@@ -6,17 +6,20 @@ from mylib.optimizers.optimizer import Optimizer
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba, 2015) through ``optax.scale_by_adam`` (``scale_by_amsgrad``
-    with ``amsgrad=True``).
+    """Adam (Kingma & Ba, 2015) as Keras 3 and TensorFlow 1 compute it::
 
-    Slots per variable: ``mu`` (first moment), ``nu`` (second moment), ``count``.
+        alpha = lr * sqrt(1 - beta_2**t) / (1 - beta_1**t)
+        m += (g - m) * (1 - beta_1);  v += (g**2 - v) * (1 - beta_2)
+        (amsgrad: v_max = max(v_max, v), the raw moment, used for v below)
+        p -= m * alpha / (sqrt(v) + epsilon)
 
-    Difference from Keras: optax adds `epsilon` to ``sqrt(v_hat)`` (the bias-corrected
-    second moment, as in the paper), Keras adds it to ``sqrt(v)`` (an effective epsilon
-    of ``epsilon / sqrt(1 - beta_2**t)``, ~3e-6 in the first steps for the default
-    ``1e-7``); the updates agree closely unless gradients are tiny (~1e-4) or epsilon is
-    large. With ``amsgrad=True`` optax keeps the max of the bias-corrected second moment,
-    Keras the max of the raw one (see docs/keras_reference.md).
+    epsilon sits on the raw ``sqrt(v)`` ("epsilon hat" in the paper's section 2), not
+    on the bias-corrected ``sqrt(v_hat)`` as in ``optax.adam``: the two differ by up to
+    100% where gradients are near epsilon (e.g. under a small ``clipnorm``). Written
+    as an optax-style transformation (`mylib.core.ops.training_ops`).
+
+    Slots per variable: ``mu`` (first moment), ``nu`` (second moment), ``nu_max``
+    (AMSGrad only), and the shared step ``count`` (int32).
 
     Args:
       learning_rate: float or schedule (default 0.001).
@@ -41,8 +44,9 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019), as Keras's and
-    ``optax.adamw``: ``p -= lr * (adam_direction + weight_decay * p)``.
+    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019), as Keras 3's:
+    ``p -= lr * weight_decay * p`` first, then the `Adam` step (epsilon on the raw
+    ``sqrt(v)``, unlike ``optax.adamw``).
 
     Args:
       learning_rate: float or schedule (default 0.001).

@@ -45,19 +45,16 @@ class Nadam(Optimizer):
 
 
 class Adamax(Optimizer):
-    """Adamax, Adam under the infinity norm (Kingma & Ba, 2015, section 7.1), through
-    ``optax.scale_by_adamax``:
+    """Adamax, Adam under the infinity norm (Kingma & Ba, 2015, section 7.1), as Keras
+    3 computes it::
 
-        m = beta_1 * m + (1 - beta_1) * g;  u = max(beta_2 * u, |g| + epsilon)
-        p -= lr * m / ((1 - beta_1**t) * u)
+        m += (g - m) * (1 - beta_1);  u = max(beta_2 * u, |g|)
+        p -= lr * m / ((1 - beta_1**t) * (u + epsilon))
 
     Slots per variable: ``mu`` (first moment), ``nu`` (the weighted infinity norm),
-    ``count``.
-
-    Difference from Keras: optax adds `epsilon` inside the max (``max(beta_2 * u,
-    |g| + epsilon)``), Keras 3 after it (``max(beta_2 * u, |g|) + epsilon``); the two
-    differ by at most `epsilon` in the denominator (relative ``1e-7 / |g|`` for the
-    default), so they agree unless gradients are near `epsilon`.
+    ``count``. ``optax.scale_by_adamax`` keeps epsilon inside the max (``max(beta_2 *
+    u, |g| + epsilon)``), which differs where gradients are near epsilon; mylib follows
+    Keras with its own optax-style transformation.
 
     Args:
       learning_rate: float or schedule (default 0.001).

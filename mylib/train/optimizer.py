@@ -441,8 +441,9 @@ class AdamOptimizer(Optimizer):
     each update. An `IndexedSlices` gradient is applied as its dense equivalent (every
     row's moments decay), as TensorFlow 1's Adam does.
 
-    Differs from Keras/optax Adam: epsilon is added to ``sqrt(v)`` before the bias
-    correction, so it weighs ``1/sqrt(1 - beta2^t)`` times more early in training.
+    The same rule as Keras 3's (and mylib's) `Adam`, whose default epsilon is 1e-7;
+    differs from ``optax.adam``, which adds epsilon to the bias-corrected root (there
+    epsilon weighs ``sqrt(1 - beta2^t)`` times less early in training).
     """
 
     _rule = "Adam"

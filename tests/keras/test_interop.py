@@ -39,7 +39,9 @@ def _data(n=48):
 def _optax_losses(loss_of_params, params, X, Y, batch, epochs, lr):
     """Adam over unshuffled batches; the per-epoch Keras loss (batch-size-weighted mean
     of the losses before each update) and the final params."""
-    tx = optax.adam(lr)
+    # A negligible epsilon: optax.adam adds it to the bias-corrected sqrt(v), Keras's
+    # Adam (mylib's) to the raw one; the rules agree only as epsilon -> 0.
+    tx = optax.adam(lr, eps=1e-12)
     st = tx.init(params)
     hist = []
     step = jax.jit(jax.value_and_grad(loss_of_params))
@@ -57,7 +59,7 @@ def _optax_losses(loss_of_params, params, X, Y, batch, epochs, lr):
 
 def _fit(layer, X, Y, batch, epochs, lr):
     m = ml.Sequential([L.Input(shape=(3,)), layer])
-    m.compile(ml.optimizers.Adam(learning_rate=lr), "mse")
+    m.compile(ml.optimizers.Adam(learning_rate=lr, epsilon=1e-12), "mse")
     h = m.fit(X, Y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0)
     return m, h.history["loss"]
 

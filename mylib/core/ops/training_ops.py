@@ -192,9 +192,62 @@ def _build_sgd(momentum=0.0, nesterov=False):
     return optax.chain(*parts)
 
 
+def _keras_adam_like(direction, state_cls, n_moments, moment_names):
+    """An optax transformation for an Adam-family rule of Keras 3 (and TensorFlow 1)
+    that optax's ``scale_by_adam``/``scale_by_adamax``/``scale_by_amsgrad`` do not
+    compose to (they add epsilon after the bias correction, or inside the max).
+
+    `direction(g, moments, t, lr)` -> ``(update, new_moments)`` for one parameter, `t`
+    the 1-based step as a float of the parameter's dtype; the state is `state_cls`
+    (optax's own state type, so the slot names are optax's) with a shared int32
+    ``count`` and `n_moments` per-parameter trees named `moment_names`.
+    """
+
+    def init_fn(params):
+        zeros = [optax.tree.zeros_like(params) for _ in range(n_moments)]
+        return state_cls(count=jnp.zeros([], jnp.int32), **dict(zip(moment_names, zeros)))
+
+    def update_fn(updates, state, params=None, *, learning_rate, **extra):
+        del params, extra
+        count = optax.safe_increment(state.count)
+        treedef = jax.tree.structure(updates)
+        moments = [treedef.flatten_up_to(getattr(state, n)) for n in moment_names]
+        outs, new_moments = [], [[] for _ in moment_names]
+        for g, *ms in zip(treedef.flatten_up_to(updates), *moments):
+            dt = g.dtype
+            u, new = direction(g, ms, count.astype(dt), jnp.asarray(learning_rate).astype(dt))
+            outs.append(u.astype(dt))
+            for acc, x in zip(new_moments, new):
+                acc.append(x.astype(dt))
+        return (treedef.unflatten(outs),
+                state_cls(count=count, **{n: treedef.unflatten(xs)
+                                          for n, xs in zip(moment_names, new_moments)}))
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
 def _build_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
-    scale = optax.scale_by_amsgrad if amsgrad else optax.scale_by_adam
-    return optax.chain(scale(b1=beta_1, b2=beta_2, eps=epsilon), _scale_by_learning_rate())
+    """Keras 3's Adam, which is also TensorFlow 1's ``ApplyAdam`` ("epsilon hat" in
+    Kingma & Ba's notation): ``alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)``;
+    ``m += (g - m)(1 - beta_1)``; ``v += (g^2 - v)(1 - beta_2)``; AMSGrad: ``v_max =
+    max(v_max, v)`` of the raw moment, used for ``v``; ``update = -m alpha / (sqrt(v) +
+    epsilon)``. optax's ``scale_by_adam`` adds epsilon to the bias-corrected
+    ``sqrt(v_hat)`` instead, which differs by up to 100% with small gradients."""
+
+    def direction(g, ms, t, lr):
+        m, v = ms[0], ms[1]
+        alpha = lr * jnp.sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t)
+        m = m + (g - m) * (1 - beta_1)
+        v = v + (jnp.square(g) - v) * (1 - beta_2)
+        if amsgrad:
+            v_max = jnp.maximum(ms[2], v)
+            return -(m * alpha) / (jnp.sqrt(v_max) + epsilon), (m, v, v_max)
+        return -(m * alpha) / (jnp.sqrt(v) + epsilon), (m, v)
+
+    if amsgrad:
+        return _keras_adam_like(direction, optax.ScaleByAmsgradState, 3,
+                                ("mu", "nu", "nu_max"))
+    return _keras_adam_like(direction, optax.ScaleByAdamState, 2, ("mu", "nu"))
 
 
 def _build_adagrad(initial_accumulator_value=0.1, epsilon=1e-7):
@@ -213,8 +266,18 @@ def _build_rmsprop(rho=0.9, momentum=0.0, epsilon=1e-7, centered=False):
 
 
 def _build_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
-    return optax.chain(optax.scale_by_adamax(b1=beta_1, b2=beta_2, eps=epsilon),
-                       _scale_by_learning_rate())
+    """Keras 3's Adamax: ``m += (g - m)(1 - beta_1)``; ``u = max(beta_2 u, |g|)``;
+    ``update = -lr m / ((1 - beta_1^t)(u + epsilon))``. optax's ``scale_by_adamax``
+    keeps epsilon inside the max (``u = max(beta_2 u, |g| + epsilon)``), so its
+    epsilon accumulates and differs where gradients are near epsilon."""
+
+    def direction(g, ms, t, lr):
+        m, u = ms
+        m = m + (g - m) * (1 - beta_1)
+        u = jnp.maximum(beta_2 * u, jnp.abs(g))
+        return -(lr * m) / ((1 - beta_1 ** t) * (u + epsilon)), (m, u)
+
+    return _keras_adam_like(direction, optax.ScaleByAdamState, 2, ("mu", "nu"))
 
 
 def _build_adadelta(rho=0.95, epsilon=1e-7):
