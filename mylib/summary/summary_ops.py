@@ -143,6 +143,20 @@ def _encode_histogram(counts, vmin, vmax, vsum, vsum_sq):
                              bucket=counts[keep].tolist())
 
 
+def histogram_proto(values):
+    """The `HistogramProto` TensorFlow 1 writes for `values` (an array of real
+    numbers), computed on the host.
+
+    Raises:
+      InvalidArgumentError: a value is NaN or infinite.
+    """
+    counts, vmin, vmax, vsum, vsum_sq, bad = _histogram_stats_host(values)
+    if bad:
+        raise errors.InvalidArgumentError(
+            f"{'Nan' if bad == 1 else 'Infinity'} in histogram values")
+    return _encode_histogram(counts, vmin, vmax, vsum, vsum_sq)
+
+
 def _histogram_lower(ctx, op, *inputs):
     stats = inputs if len(inputs) == 6 else _histogram_stats_host(inputs[0])
     counts, vmin, vmax, vsum, vsum_sq, bad = (np.asarray(v) for v in stats)
