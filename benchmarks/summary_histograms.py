@@ -5,7 +5,8 @@ histograms, the largest 784x256), scalars for loss and accuracy, `merge_all`, an
 `FileWriter.add_summary` each step. The baseline is a hand-written `jax.jit` step
 computing the same update and the same histograms (TensorFlow's default buckets, by a
 binary search in XLA), packed into `Summary` protos on the host and written with
-tensorboardX's record writer.
+tensorboardX's record writer. A third row runs the mylib step without fetching the
+summaries (the training step alone).
 
 Run: python benchmarks/summary_histograms.py [--steps 30] [--repeats 3]
 """
@@ -38,7 +39,7 @@ def init_weights(seed=1):
     return ws, bs
 
 
-def mylib_step(logdir):
+def mylib_step(logdir, summaries=True):
     import mylib.compat.v1 as tf
 
     g = tf.Graph()
@@ -77,6 +78,8 @@ def mylib_step(logdir):
     state = {"i": 0}
 
     def step(bx, by):
+        if not summaries:
+            return float(sess.run([apply, loss], {x: bx, y: by})[1])
         _, c, s = sess.run([apply, loss, merged], {x: bx, y: by})
         writer.add_summary(s, state["i"])
         state["i"] += 1
@@ -178,10 +181,11 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     a = p.parse_args(argv)
     x, y = data()
-    systems = [("mylib Session.run", mylib_step), ("hand-written jax.jit", jax_step)]
+    systems = [("mylib Session.run", mylib_step), ("hand-written jax.jit", jax_step),
+               ("mylib, no summaries", lambda d: mylib_step(d, summaries=False))]
     res = {n: [] for n, _ in systems}
     for r in range(a.repeats):
-        order = systems[r % 2:] + systems[:r % 2]
+        order = systems[r % 3:] + systems[:r % 3]
         for name, make in order:
             res[name].append(time_steps(make, a.steps, x, y))
     base = statistics.median(t for t, _, _ in res["hand-written jax.jit"])
