@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from mylib import errors
 from mylib.callbacks import Callback, _batches_run
 from mylib.core.compat_args import warn_ignored
 from mylib.runtime.policy import get_policy
@@ -34,7 +35,9 @@ class TensorBoard(Callback):
         waits for that step to finish).
       histogram_freq: every this many epochs, histograms of the weights (0: never),
         read from the model's weights (no validation data needed), tagged by weight
-        name (``dense/kernel``).
+        name (``dense/kernel``), in TensorFlow 1's buckets (Keras 3 on TensorFlow
+        writes TF2 histogram tensors); a weight holding NaN or Inf is skipped with a
+        warning.
       profile_batch: training batches to profile with the JAX (XLA) profiler, as
         Keras: 0 (default) disables it; an int N profiles the N-th batch; a pair
         ``(start, stop)`` (or the string ``"start,stop"``) profiles batches start to
@@ -212,9 +215,16 @@ class TensorBoard(Callback):
         if self.histogram_freq and epoch % self.histogram_freq == 0:
             from tensorboardX.proto import summary_pb2
 
-            values = [summary_pb2.Summary.Value(tag=var.name.split(":")[0],
-                                                histo=histogram_proto(val))
-                      for var, val in zip(self.model.weights, self.model.get_weights())]
+            values = []
+            for var, val in zip(self.model.weights, self.model.get_weights()):
+                tag = var.name.split(":")[0]
+                try:
+                    values.append(summary_pb2.Summary.Value(tag=tag,
+                                                            histo=histogram_proto(val)))
+                except errors.InvalidArgumentError:
+                    # Weights that went NaN must not stop training (Keras writes them).
+                    warnings.warn(f"TensorBoard: weight '{tag}' holds NaN or Inf at epoch "
+                                  f"{epoch}; its histogram is not written.", stacklevel=2)
             self._writer("train").add_summary(summary_pb2.Summary(value=values), epoch)
         # Every event of the epoch is on disk (fsynced) before the next one starts.
         for w in self._writers.values():

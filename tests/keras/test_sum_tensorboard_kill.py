@@ -131,3 +131,19 @@ def test_epoch_end_returns_with_every_event_in_the_file(tmp_path):
         assert tags[-300:] == [(epoch, f"epoch_metric_{i}") for i in range(300)]
         assert len(tags) == 300 * (epoch + 1)
     tb.on_train_end()
+
+
+def test_nan_weights_skip_their_histogram_and_training_goes_on(tmp_path):
+    model = ml.keras.Sequential([ml.keras.Input((3,)), ml.keras.layers.Dense(2)])
+    model.compile("sgd", "mse")
+    kernel, bias = model.get_weights()
+    kernel[0, 0] = np.nan
+    model.set_weights([kernel, bias])
+    tb = ml.keras.callbacks.TensorBoard(str(tmp_path), histogram_freq=1)
+    x = np.ones((4, 3), np.float32)
+    with pytest.warns(UserWarning, match="'dense/kernel' holds NaN"):
+        model.fit(x, np.zeros((4, 2), np.float32), epochs=2, verbose=0, callbacks=[tb])
+    acc = event_accumulator.EventAccumulator(str(tmp_path / "train"))
+    acc.Reload()
+    assert "dense/kernel" not in acc.Tags()["histograms"]
+    assert [e.step for e in acc.Scalars("epoch_loss")] == [0, 1]
