@@ -1,10 +1,12 @@
-"""`TensorBoard` callback (through tensorboardX).
+"""`TensorBoard` callback.
 
 Epoch scalars go to two runs, ``<log_dir>/train`` and ``<log_dir>/validation``, with the
 same tags (``epoch_loss``, ``epoch_accuracy``, ...) and the epoch index as step, as
 Keras writes them; the model's graph (training step included) is written once to the
 train run as a GraphDef for TensorBoard's graph tab
-(`mylib.summary.graph.to_tensorboard_graph_def`).
+(`mylib.summary.graph.to_tensorboard_graph_def`). Events go through mylib's own
+`FileWriter` (a queue and a writer thread): each epoch's end flushes and fsyncs every
+event added so far, so a process killed after an epoch keeps that epoch's logs.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import warnings
 
 import numpy as np
 
+from mylib import errors
 from mylib.callbacks import Callback, _batches_run
 from mylib.core.compat_args import warn_ignored
 from mylib.runtime.policy import get_policy
-from mylib.summary.graph import to_tensorboard_graph_def
+from mylib.summary.summary_ops import histogram_proto
+from mylib.summary.writer import FileWriter
 
 
 class TensorBoard(Callback):
-    """Writes TensorBoard logs through tensorboardX.
+    """Writes TensorBoard logs (event files that TensorBoard reads).
 
     Args:
       log_dir: root directory; runs ``train/`` and ``validation/`` are written below it.
@@ -31,7 +35,9 @@ class TensorBoard(Callback):
         waits for that step to finish).
       histogram_freq: every this many epochs, histograms of the weights (0: never),
         read from the model's weights (no validation data needed), tagged by weight
-        name (``dense/kernel``).
+        name (``dense/kernel``), in TensorFlow 1's buckets (Keras 3 on TensorFlow
+        writes TF2 histogram tensors); a weight holding NaN or Inf is skipped with a
+        warning.
       profile_batch: training batches to profile with the JAX (XLA) profiler, as
         Keras: 0 (default) disables it; an int N profiles the N-th batch; a pair
         ``(start, stop)`` (or the string ``"start,stop"``) profiles batches start to
@@ -95,25 +101,27 @@ class TensorBoard(Callback):
     def _writer(self, run):
         w = self._writers.get(run)
         if w is None:
-            from tensorboardX import SummaryWriter
-
             # Event file names carry the time in whole seconds: a suffix unique to this
             # writer keeps a second fit in the same second from overwriting the first.
             TensorBoard._n_writers += 1
-            w = self._writers[run] = SummaryWriter(
+            w = self._writers[run] = FileWriter(
                 os.path.join(self._base_dir(), run),
                 filename_suffix=f".{os.getpid()}.{TensorBoard._n_writers}.v2")
         return w
+
+    def _scalar(self, run, tag, value, step):
+        from tensorboardX.proto import summary_pb2
+
+        s = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag,
+                                                                 simple_value=value)])
+        self._writer(run).add_summary(s, step)
 
     def on_train_begin(self, logs=None):
         self._global_batch = 0
         self._profile_tried = False
         w = self._writer("train")
         if self.write_graph and not self._graph_written:
-            from tensorboardX.proto import event_pb2
-
-            gd = to_tensorboard_graph_def(self.model.graph)
-            w._get_file_writer().add_event(event_pb2.Event(graph_def=gd.SerializeToString()))
+            w.add_graph(self.model.graph)
             w.flush()
             self._graph_written = True
 
@@ -147,10 +155,10 @@ class TensorBoard(Callback):
                 self._stop_profiler()
         if isinstance(self.update_freq, int) and logs and \
                 self._global_batch // self.update_freq > before // self.update_freq:
-            w = self._writer("train")
             for k, v in logs.items():
                 if np.ndim(v) == 0:  # metrics with several values are not scalars
-                    w.add_scalar(f"batch_{k}", float(np.asarray(v)), self._global_batch)
+                    self._scalar("train", f"batch_{k}", float(np.asarray(v)),
+                                 self._global_batch)
 
     def _start_profiler(self):
         import jax
@@ -201,13 +209,24 @@ class TensorBoard(Callback):
             if np.ndim(v) != 0:  # metrics with several values are not scalars
                 continue
             if k.startswith("val_"):
-                self._writer("validation").add_scalar("epoch_" + k[4:], float(v), epoch)
+                self._scalar("validation", "epoch_" + k[4:], float(v), epoch)
             else:
-                self._writer("train").add_scalar("epoch_" + k, float(v), epoch)
+                self._scalar("train", "epoch_" + k, float(v), epoch)
         if self.histogram_freq and epoch % self.histogram_freq == 0:
-            w = self._writer("train")
+            from tensorboardX.proto import summary_pb2
+
+            values = []
             for var, val in zip(self.model.weights, self.model.get_weights()):
-                w.add_histogram(var.name.split(":")[0], val, epoch)
+                tag = var.name.split(":")[0]
+                try:
+                    values.append(summary_pb2.Summary.Value(tag=tag,
+                                                            histo=histogram_proto(val)))
+                except errors.InvalidArgumentError:
+                    # Weights that went NaN must not stop training (Keras writes them).
+                    warnings.warn(f"TensorBoard: weight '{tag}' holds NaN or Inf at epoch "
+                                  f"{epoch}; its histogram is not written.", stacklevel=2)
+            self._writer("train").add_summary(summary_pb2.Summary(value=values), epoch)
+        # Every event of the epoch is on disk (fsynced) before the next one starts.
         for w in self._writers.values():
             w.flush()
 
