@@ -34,3 +34,19 @@ def test_ptb_word_lm_learns_the_markov_text():
     assert valid < 0.6 * unigram, (valid, unigram)
     assert valid > 0.9 * true_ppl, (valid, true_ppl)
     assert np.isfinite(r["test"]) and r["test"] < 0.7 * unigram
+
+
+def test_cifar10_monitored_training_and_moving_average_eval(tmp_path):
+    mod = _load("t2p_cifar10_monitored")
+    mod.FLAGS.train_dir = str(tmp_path / "train")
+    losses, ev = mod.main()
+    assert len(losses) == 4 and np.isfinite(losses).all()
+    assert min(losses[2:]) < 0.8 * losses[0]  # from about ln(4)
+    assert abs(losses[0] - np.log(4)) < 0.2
+    assert ev["global_step"] == 80  # StopAtStepHook's last step, checkpointed at the end
+    assert [p.rsplit("-", 1)[1] for p in ev["checkpoints"]] == ["0", "80"]
+    assert len(ev["restored"]) == 10 and all(
+        n.endswith("/ExponentialMovingAverage") for n in ev["restored"])
+    assert ev["precision"] > 0.45  # chance is 0.25
+    events = [f for f in os.listdir(tmp_path / "train") if f.startswith("events.out")]
+    assert events
