@@ -59,13 +59,16 @@ def _vjp_shape(*specs, forward_type, forward_attrs, n_inputs, diff_mask):
     return [TensorSpec(specs[i].shape, specs[i].dtype) for i in range(n_inputs) if diff_mask[i]]
 
 
-def generic_vjp(op, out_grads, forward_type=None):
+def generic_vjp(op, out_grads, forward_type=None, extra_attrs=None):
     """The gradients of `op`'s inputs by the VJP op: `jax.vjp` of the kernel of
-    `forward_type` (default `op`'s own type), called with `op`'s inputs and attrs."""
+    `forward_type` (default `op`'s own type), called with `op`'s inputs and attrs (and
+    `extra_attrs`, a dict, when the kernel needs more than the op's attrs)."""
     diff_mask = tuple(bool(t.dtype.is_differentiable) for t in op.inputs)
     if not any(diff_mask):
         return [None] * len(op.inputs)
-    attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
+    attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
+    attrs.update(extra_attrs or {})
+    attrs = tuple(sorted(attrs.items()))
     cts = [g if g is not None else constant_ops.zeros_like(o)
            for g, o in zip(out_grads, op.outputs)]
     res = VJP(*op.inputs, *cts, forward_type=forward_type or op.type, forward_attrs=attrs,

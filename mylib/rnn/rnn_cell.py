@@ -139,7 +139,13 @@ class RNNCell:
         if self._scope is None:
             name = scope.name if hasattr(scope, "name") and not isinstance(scope, str) \
                 else scope
-            with variable_scope(name or self._cell_name, default_name=self._base_name,
+            name = name or self._cell_name
+            if self._reuse and name is None:
+                # A reusing cell with no name takes its base name as the scope itself
+                # (not a uniquified default), as TF1's layers do: the weights it reuses
+                # are under ".../basic_lstm_cell".
+                name = self._base_name
+            with variable_scope(name, default_name=self._base_name,
                                 reuse=self._reuse) as sc:
                 self._scope = sc
         reuse = True if self.built else self._reuse

@@ -9,6 +9,8 @@ op of `nn_ops`); the primitives here are `DynamicSlice`, for crops at a random o
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -81,7 +83,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     `jax.image.resize`), which bicubic and Lanczos always use.
 
     Args:
-      images: float or int `Tensor` [h, w, c] or [n, h, w, c], h and w known.
+      images: float or int `Tensor` [h, w, c] or [n, h, w, c]; h and w may be known
+        only at run time (a decoded image: one compiled program per image size).
       size: two Python ints (or a 2-vector of ints known when the graph is built).
       method: `ResizeMethod.BILINEAR` (0) / "bilinear", `NEAREST_NEIGHBOR` (1) /
         "nearest", `BICUBIC` (2) / "bicubic", "lanczos3", "lanczos5".
@@ -115,7 +118,12 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     if not x.dtype.is_floating and m != "nearest":
         x = cast(x, _dtypes.float32)
     if m in ("bilinear", "nearest") and not half_pixel_centers:
-        h, w = _hw(x)
+        s = x.shape.as_list()
+        if s[1] is None or s[2] is None:  # known only at run time (a decoded image)
+            op = ResizeBilinear if m == "bilinear" else ResizeNearestNeighbor
+            return _unbatch(op(x, size=size, align_corners=bool(align_corners)), was_3d,
+                            name)
+        h, w = s[1], s[2]
         for axis, (n_in, n_out) in ((1, (h, size[0])), (2, (w, size[1]))):
             if n_in != n_out:
                 x = _resample_axis(x, axis, n_in, n_out, m, align_corners)
@@ -123,12 +131,53 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     return _unbatch(nn_ops.resize_images(x, size, method=m), was_3d, name)
 
 
+def _tf1_source(n_in, n_out, align_corners):
+    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    return np.arange(n_out, dtype=np.float64) * scale
+
+
+def _resize_tf1_kernel(x, *, size, align_corners, method):
+    # The image's height and width are static while the step is traced (XLA compiles
+    # one program per input shape), so the sampling positions are numpy here.
+    for axis, n_out in ((1, size[0]), (2, size[1])):
+        n_in = x.shape[axis]
+        if n_in == n_out:
+            continue
+        src = _tf1_source(n_in, n_out, align_corners)
+        if method == "nearest":
+            idx = np.round(src) if align_corners else np.floor(src)
+            x = jnp.take(x, np.minimum(idx, n_in - 1).astype(np.int32), axis=axis)
+            continue
+        lo = np.minimum(np.floor(src), n_in - 1).astype(np.int32)
+        hi = np.minimum(lo + 1, n_in - 1).astype(np.int32)
+        shape = [1] * x.ndim
+        shape[axis] = n_out
+        frac = (src - lo).astype(x.dtype).reshape(shape)
+        a, b = jnp.take(x, lo, axis=axis), jnp.take(x, hi, axis=axis)
+        x = a + (b - a) * frac
+    return x
+
+
+def _resize_tf1_shape(x, *, size, align_corners):
+    s = x.shape.as_list() if x.shape.rank is not None else [None] * 4
+    return TensorSpec([s[0], size[0], size[1], s[3]], x.dtype)
+
+
+# TensorFlow 1's resize kernels for images whose height and width are known only at run
+# time; with static ones, `resize_images` builds the same sampling from gathers.
+ResizeBilinear = OpDef("ResizeBilinear", kernel=functools.partial(_resize_tf1_kernel,
+                                                                  method="bilinear"),
+                       shape_fn=_resize_tf1_shape)
+ResizeNearestNeighbor = OpDef(
+    "ResizeNearestNeighbor", kernel=functools.partial(_resize_tf1_kernel, method="nearest"),
+    shape_fn=_resize_tf1_shape)
+
+
 def _resample_axis(x, axis, n_in, n_out, method, align_corners):
     """`x` resampled along `axis` from `n_in` to `n_out` pixels with TensorFlow 1's
     coordinate mapping (see `resize_images`): gathers at indices computed here, and
     for bilinear a blend with weights fixed when the graph is built."""
-    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
-    src = np.arange(n_out, dtype=np.float64) * scale
+    src = _tf1_source(n_in, n_out, align_corners)
     if method == "nearest":
         idx = np.round(src) if align_corners else np.floor(src)
         idx = np.minimum(idx, n_in - 1).astype(np.int32)
@@ -284,12 +333,15 @@ def per_image_standardization(image, name=None):
     x, was_3d = _image(image, "per_image_standardization")
     if not x.dtype.is_floating:
         x = cast(x, _dtypes.float32)
-    h, w = _hw(x)
-    c = x.shape.as_list()[-1]
-    n = float(h * w * c)
+    s = x.shape.as_list()
+    if None in s[1:]:  # a decoded image: its size is known at run time
+        n = cast(array_ops.size(x) // array_ops.shape(x)[0], x.dtype)
+        min_std = math_ops.rsqrt(n)
+    else:
+        min_std = 1.0 / np.sqrt(float(s[1] * s[2] * s[3]))
     mean = reduction_ops.reduce_mean(x, [1, 2, 3], keepdims=True)
     var = reduction_ops.reduce_mean(math_ops.square(x - mean), [1, 2, 3], keepdims=True)
-    std = math_ops.maximum(math_ops.sqrt(var), 1.0 / np.sqrt(n))
+    std = math_ops.maximum(math_ops.sqrt(var), min_std)
     return _unbatch((x - mean) / std, was_3d, name)
 
 

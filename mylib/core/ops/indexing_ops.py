@@ -103,19 +103,54 @@ def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
     return out
 
 
-def _strided_slice_kernel(x, *dyn, spec):
-    idx = []
+def _out_axes(spec, rank):
+    """The output axis of each item of `spec` (None for items that drop their axis)."""
+    consumed = sum(1 for it in spec if it[0] in ("int", "slice", "tensor", "dslice"))
+    axes, o = [], 0
+    for it in spec:
+        kind = it[0]
+        if kind == "ellipsis":
+            axes.append(None)
+            o += rank - consumed
+        elif kind in ("int", "tensor"):
+            axes.append(None)
+        else:
+            axes.append(o)
+            o += 1
+    return axes
+
+
+def _strided_slice_kernel(x, *dyn, spec, out_shape=None):
+    idx, runtime = [], []  # runtime: (output axis, start, stop) of bounds known only now
+    out_axes = None
     for item in spec:
         kind = item[0]
         if kind == "int":
             idx.append(item[1])
         elif kind == "slice":
             idx.append(_b.slice(item[1], item[2], item[3]))
-        elif kind == "dslice":  # bounds given as tensors, static when the step is traced
-            start, stop = (item[i] if item[i + 3] < 0 else
-                           int(_static_scalar(dyn[item[i + 3]], "a slice bound"))
-                           for i in (1, 2))
-            idx.append(_b.slice(start, stop, item[3]))
+        elif kind == "dslice":  # bounds given as tensors
+            bounds = [item[i] if item[i + 3] < 0 else dyn[item[i + 3]] for i in (1, 2)]
+            if not any(isinstance(b, jax.core.Tracer) for b in bounds):
+                start, stop = (None if b is None else int(_static_scalar(b, "a slice bound"))
+                               for b in bounds)
+                idx.append(_b.slice(start, stop, item[3]))
+                continue
+            # A bound computed at run time (`x[:, i*n:(i+1)*n]` with `i` dequeued): XLA
+            # needs the slice's size when the step is compiled; it is the op's static
+            # output dimension (from shape inference or the user's `set_shape`).
+            if out_axes is None:
+                out_axes = _out_axes(spec, np.ndim(x))
+            ax = out_axes[len(idx)]
+            size = None if out_shape is None else out_shape[ax]
+            if size is None or item[3] not in (None, 1):
+                raise errors.InvalidArgumentError(
+                    "StridedSlice: a slice bound computed at run time needs the slice's "
+                    "size known when the step is compiled and a stride of 1; give the "
+                    f"result a static shape with `set_shape` (output axis {ax} is unknown"
+                    f"{'' if item[3] in (None, 1) else f', stride {item[3]}'})")
+            runtime.append((ax, bounds[0], size))
+            idx.append(_b.slice(None))
         elif kind == "newaxis":
             idx.append(None)
         elif kind == "ellipsis":
@@ -124,14 +159,38 @@ def _strided_slice_kernel(x, *dyn, spec):
             idx.append(dyn[item[1]])
     if _is_static(x, *dyn):
         return np.asarray(x[tuple(idx)])
-    return jnp.asarray(x)[tuple(idx)]
+    y = jnp.asarray(x)[tuple(idx)]
+    for ax, start, size in runtime:
+        n = y.shape[ax]
+        start = 0 if start is None else jnp.asarray(start)
+        start = jnp.where(start < 0, start + n, start)  # from the end, as Python
+        # clamped so the slice fits, as lax.dynamic_slice does
+        y = jax.lax.dynamic_slice_in_dim(y, start, size, axis=ax)
+    return y
 
 
-StridedSlice = OpDef("StridedSlice", kernel=_strided_slice_kernel)
+def _strided_slice_lower(ctx, op, x, *dyn):
+    shp = op.outputs[0].shape
+    return _strided_slice_kernel(x, *dyn, spec=op.attrs["spec"],
+                                 out_shape=None if shp.rank is None else tuple(shp.as_list()))
+
+
+StridedSlice = OpDef("StridedSlice", kernel=_strided_slice_kernel, lower=_strided_slice_lower)
+
+
+@RegisterGradient("StridedSlice")
+def _strided_slice_grad(op, grad):
+    if not any(it[0] == "dslice" for it in op.attrs["spec"]):
+        return generic_vjp(op, [grad])
+    # Run-time bounds: the forward kernel needs the output's static shape, as `lower`
+    # gives it.
+    shp = op.outputs[0].shape
+    return generic_vjp(op, [grad], extra_attrs={
+        "out_shape": None if shp.rank is None else tuple(shp.as_list())})
 
 
 @StridedSlice.shape_fn
-def _strided_slice_shape(x, *dyn, spec):
+def _strided_slice_shape(x, *dyn, spec, out_shape=None):
     for d in dyn:
         if d.shape.rank not in (0, None) or not (d.dtype.is_integer):
             raise errors.InvalidArgumentError(
@@ -230,29 +289,77 @@ def _getitem(tensor, key):
     return StridedSlice(convert_to_tensor(tensor), *dyn, spec=spec, name="strided_slice")
 
 
-def strided_slice(input_, begin, end, strides=None, name=None):
-    """`input_[begin[0]:end[0]:strides[0], ...]` (no masks; use `t[...]` for more).
+def _bound_list(v, what):
+    """`v` (ints, tensors, or a 1-D tensor) as `n` entries, each an int or a scalar
+    tensor whose value is known only at run time."""
+    if hasattr(v, "op") or hasattr(v, "_as_tensor"):
+        t = convert_to_tensor(v)
+        cv = constant_value(t)
+        if cv is not None:
+            return [int(d) for d in np.asarray(cv).reshape(-1)]
+        if t.shape.rank != 1 or t.shape.as_list()[0] is None:
+            raise errors.InvalidArgumentError(
+                f"strided_slice: {what} must be a 1-D tensor of known length, got {t.shape}")
+        return [t[k] for k in _b.range(t.shape.as_list()[0])]
+    out = []
+    for d in (list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]):
+        if hasattr(d, "op") or hasattr(d, "_as_tensor"):
+            cv = constant_value(convert_to_tensor(d))
+            out.append(convert_to_tensor(d) if cv is None else int(cv))
+        else:
+            out.append(int(d))
+    return out
 
-    `begin` and `end` may be tensors (of static length): as in `slice`, sizes must then
-    be known when the step is compiled (from a shape, or a fed value the step is
-    compiled for). `strides` must be known when the graph is built.
+
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
+                  ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, name=None):
+    """`input_[begin[0]:end[0]:strides[0], ...]`, as TensorFlow's `tf.strided_slice`.
+
+    Bit `i` of a mask applies to entry `i` of `begin`/`end`/`strides`: `begin_mask` and
+    `end_mask` ignore that bound (the whole range), `ellipsis_mask` makes the entry
+    `...`, `new_axis_mask` a new axis of size 1, `shrink_axis_mask` an index at
+    `begin[i]` (the axis is dropped).
+
+    Bounds may be tensors computed at run time (``[0, i * n]`` with `i` dequeued), with
+    a stride of 1; XLA then needs the slice's size when the step is compiled: the
+    result's static shape (give it with `set_shape`, as TensorFlow's PTB reader does).
+    Unlike TensorFlow, where the run-time bounds give another size than that shape, the
+    slice keeps the static size (its start clamped so it fits).
+
+    Args:
+      input_: `Tensor` of any dtype and rank.
+      begin, end, strides: equal-length lists of ints or scalar int tensors, or 1-D int
+        tensors; `strides` defaults to ones.
+    Returns:
+      `Tensor` of `input_`'s dtype.
+    Raises:
+      InvalidArgumentError: if the lengths differ, an index is out of bounds, or a
+        run-time bound's slice has no static size when the step is compiled.
     """
-    b, e = _known_or_tensor(begin), _known_or_tensor(end)
-    if not (isinstance(b, tuple) and isinstance(e, tuple)):
-        strides = None if strides is None else _int_tuple(strides, "strides")
-        n = len(b) if isinstance(b, tuple) else len(e) if isinstance(e, tuple) else \
-            _b.next((t.shape[0] for t in (b, e) if t.shape.rank == 1), None)
-        if n is None:
-            raise errors.InvalidArgumentError("strided_slice: `begin` and `end` need a "
-                                              "length known when the graph is built")
-        key = tuple(_b.slice(b[i], e[i], 1 if strides is None else strides[i])
-                    for i in _b.range(n))
-        spec, dyn = _index_spec(key)
-        return StridedSlice(convert_to_tensor(input_), *dyn, spec=spec, name=name)
-    begin, end = b, e
-    strides = (1,) * len(begin) if strides is None else _int_tuple(strides, "strides")
-    spec = tuple(("slice", b, e, s) for b, e, s in zip(begin, end, strides))
-    return StridedSlice(convert_to_tensor(input_), spec=spec, name=name)
+    begin = _bound_list(begin, "begin")
+    end = _bound_list(end, "end")
+    strides = [1] * len(begin) if strides is None else _bound_list(strides, "strides")
+    if not len(begin) == len(end) == len(strides):
+        raise errors.InvalidArgumentError(
+            f"strided_slice: begin, end and strides need one length, got {len(begin)}, "
+            f"{len(end)} and {len(strides)}")
+    if any(not isinstance(st, int) for st in strides):
+        raise errors.InvalidArgumentError(
+            "strided_slice: strides must be known when the graph is built")
+    key = []
+    for i, (b, e, st) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            key.append(Ellipsis)
+        elif new_axis_mask & bit:
+            key.append(None)
+        elif shrink_axis_mask & bit:
+            key.append(b)
+        else:
+            key.append(_b.slice(None if begin_mask & bit else b,
+                                None if end_mask & bit else e, st))
+    spec, dyn = _index_spec(tuple(key))
+    return StridedSlice(convert_to_tensor(input_), *dyn, spec=spec, name=name)
 
 
 Tensor._overload_operator("__getitem__", _getitem)
