@@ -516,6 +516,15 @@ class Graph:
         finally:
             st.op_recorders = tuple(r for r in st.op_recorders if r is not rec)
 
+    def _last_recorded_write(self, handle):
+        """The latest op recorded by an open `_recording_ops` block whose first input
+        is `handle` (a variable's last write in the layer call being built), or None."""
+        for _, ops in reversed(self._state.op_recorders):
+            for op in reversed(ops):
+                if op.inputs and op.inputs[0] is handle:
+                    return op
+        return None
+
     @contextlib.contextmanager
     def _not_recording_ops(self):
         """Ops created inside the block are hidden from `_recording_ops` (a variable's

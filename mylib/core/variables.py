@@ -191,9 +191,17 @@ class Variable:
     # --- reads ---
     @_in_own_graph
     def value(self):
-        """A new read of the variable (respects enclosing control dependencies)."""
+        """A new read of the variable (respects enclosing control dependencies).
+
+        Inside a Keras layer's `call`, a read made after that call assigned the variable
+        is ordered after the assignment and sees it, as in Keras 3 (and TensorFlow 2's
+        automatic control dependencies): keras-io's PixelCNN masks its kernel with
+        ``kernel.assign(kernel * mask)`` and then convolves with it."""
         g = self._graph
-        with g.colocate_with(self._handle.op):
+        write = g._last_recorded_write(self._handle)
+        after = g.control_dependencies([write]) if write is not None else \
+            contextlib.nullcontext()
+        with g.colocate_with(self._handle.op), after:
             return state_ops.read_variable_op(self._handle)
 
     @_in_own_graph

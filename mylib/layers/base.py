@@ -17,6 +17,7 @@ sublayers of a layer whose `call` has no ``training`` argument still train.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 import weakref
@@ -270,6 +271,17 @@ def assert_input_compatibility(spec, inputs, layer_name):
 
 
 # ---------------------------------------------------------------- Layer
+
+def _marks_built(build):
+    @functools.wraps(build)
+    def build_and_mark(self, *args, **kwargs):
+        out = build(self, *args, **kwargs)
+        self.built = True
+        return out
+
+    build_and_mark._marks_built = True
+    return build_and_mark
+
 class Layer:
     """Base class of layers.
 
@@ -483,6 +495,13 @@ class Layer:
         own = cls.__dict__.get("compute_mask")
         if own is not None and not getattr(own, "_mask_on_arrays", False):
             cls.compute_mask = _array_call.mask_on_arrays(own)
+        # As Keras 3, a layer whose `build` ran is built, however build was reached: a
+        # parent that builds a sublayer itself (``self.conv.build(shape)``, keras-io's
+        # PixelCNN) must not see that sublayer build again, with fresh weights, when
+        # it is first called.
+        own = cls.__dict__.get("build")
+        if own is not None and not getattr(own, "_marks_built", False):
+            cls.build = _marks_built(own)
 
     # --- dtype policy (mylib.mixed_precision) ---
     @property

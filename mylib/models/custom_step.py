@@ -17,6 +17,8 @@ Gradients: ``ml.gradients(loss, self.trainable_variables)`` replaces a backend's
 
 from __future__ import annotations
 
+import inspect
+
 from mylib import errors as ml_errors
 from mylib.core import dtypes as _dtypes
 from mylib.core.graph import GraphKeys, Tensor
@@ -315,6 +317,19 @@ class CompiledLoss:
 
 
 # ------------------------------------------------------------ the default steps
+def _call_compute_loss(model, x, y, y_pred, sw, training):
+    # As Keras 3: `training` goes only to a `compute_loss` that names it, so an override
+    # written without it (keras-io's knowledge-distillation Distiller) still evaluates.
+    try:
+        takes_training = "training" in inspect.signature(model.compute_loss).parameters
+    except (TypeError, ValueError):
+        takes_training = True
+    if takes_training:
+        return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw,
+                                  training=training)
+    return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw)
+
+
 def default_train_step(model, data):
     """Keras 3's `train_step`: forward (training), `compute_loss`, gradients of the
     (scaled) loss, the optimizer's update, metric updates; returns the logs."""
@@ -322,7 +337,7 @@ def default_train_step(model, data):
 
     x, y, sw = unpack_x_y_sample_weight(data)
     y_pred = model(x, training=True)
-    loss = model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw)
+    loss = _call_compute_loss(model, x, y, y_pred, sw, training=True)
     loss_tracker(model).update_state(loss, sample_weight=_batch_size(x))
     tvars = model.trainable_variables
     if tvars:
@@ -336,7 +351,7 @@ def default_train_step(model, data):
 def default_test_step(model, data):
     x, y, sw = unpack_x_y_sample_weight(data)
     y_pred = model(x, training=False)
-    loss = model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=False)
+    loss = _call_compute_loss(model, x, y, y_pred, sw, training=False)
     loss_tracker(model).update_state(loss, sample_weight=_batch_size(x))
     return model.compute_metrics(x, y, y_pred, sample_weight=sw)
 

@@ -138,7 +138,9 @@ def fmt_shape(shape):
 
 def standardize(data, tensors, names, what, nested, model_name):
     """A list of arrays aligned with `tensors` (a model's inputs or outputs), each
-    checked against its tensor's shape (inputs) and cast to the dtype it is fed as."""
+    checked against its tensor's shape (inputs) and cast to the dtype it is fed as.
+    Input data one rank short of an input whose last dim is 1 gains that axis, and data
+    with one extra trailing axis of size 1 loses it (Keras 3's `_adjust_input_rank`)."""
     if data is None:
         return None
     arrs = _aligned_arrays(data, tensors, names, what, nested, model_name)
@@ -148,6 +150,14 @@ def standardize(data, tensors, names, what, nested, model_name):
         ts = t.shape.as_list()
         shape = a.shape
         if what == "input":
+            # Keras 3's functional models take data one rank off an input whose shape
+            # ends in 1: (n, 28, 28) for Input((28, 28, 1)) gains the axis, (n, 5, 1)
+            # for Input((5,)) loses it.
+            if len(shape) == len(ts) - 1 and ts[-1] == 1:
+                a = a[..., None]
+            elif len(shape) == len(ts) + 1 and shape[-1] == 1:
+                a = a[..., 0]
+            shape = a.shape
             ok = len(shape) == len(ts) and all(
                 d is None or d == s for d, s in zip(ts[1:], shape[1:]))
             if not ok:

@@ -1,6 +1,7 @@
 """`keras.utils` (Keras 3): `to_categorical`, `normalize`, `pad_sequences`,
 `set_random_seed`, `plot_model` / `model_to_dot`, `get_file`, `PyDataset` /
-`Sequence`, `Progbar`, `split_dataset`, the image file helpers (`load_img`, `save_img`,
+`Sequence`, `Progbar`, `split_dataset`, `image_dataset_from_directory` /
+`text_dataset_from_directory`, the image file helpers (`load_img`, `save_img`,
 `img_to_array`, `array_to_img`; PIL optional), batch packing
 (`pack_x_y_sample_weight`), symbolic-tensor helpers (`is_keras_tensor`,
 `get_source_inputs`), and the serialization registry helpers."""
@@ -14,6 +15,8 @@ from mylib.keras.backend import clear_session, is_keras_tensor, standardize_dtyp
 from mylib.keras.saving import (deserialize_keras_object,  # noqa: F401
                                 serialize_keras_object)
 from mylib.keras.utils.dataset_utils import split_dataset  # noqa: F401
+from mylib.keras.utils.directory_utils import (image_dataset_from_directory,  # noqa: F401
+                                               text_dataset_from_directory)
 from mylib.keras.utils.file_utils import get_file  # noqa: F401
 from mylib.keras.utils.image_utils import (array_to_img, img_to_array,  # noqa: F401
                                            load_img, save_img)
@@ -35,7 +38,8 @@ __all__ = ["to_categorical", "normalize", "pad_sequences", "set_random_seed", "p
            "clear_session", "get_custom_objects", "serialize_keras_object",
            "deserialize_keras_object", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
            "is_keras_tensor", "get_source_inputs", "img_to_array", "array_to_img",
-           "load_img", "save_img", "split_dataset", "standardize_dtype"]
+           "load_img", "save_img", "split_dataset", "standardize_dtype",
+           "image_dataset_from_directory", "text_dataset_from_directory"]
 
 
 def get_source_inputs(tensor):
@@ -159,8 +163,6 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
 _FILES = ("read the files with numpy / PIL into arrays (or build an ml.data.Dataset) and "
           "pass them to fit")
 _HINTS = {
-    "image_dataset_from_directory": _FILES + ".",
-    "text_dataset_from_directory": _FILES + ".",
     "audio_dataset_from_directory": _FILES + ".",
     "FeatureSpace": "preprocess the features with keras.layers preprocessing layers or "
                     "numpy.",
