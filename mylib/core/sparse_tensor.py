@@ -19,10 +19,12 @@ import collections
 import numpy as np
 
 from mylib.core import dtypes as _dtypes
-from mylib.core.graph import name_scope
+from mylib.core.graph import get_default_session, name_scope
 from mylib.core.op_registry import convert_to_tensor
-from mylib.core.ops import (array_ops, constant_ops, indexing_ops, math_ops, reduction_ops,
+from mylib.core.ops import (array_ops, constant_ops, embedding_ops, indexing_ops, math_ops,
+                            reduction_ops,
                             segment_ops, sequence_ops)
+from mylib.core.ops.ctc_ops import ctc_loss_dense
 from mylib.core.tensor_shape import TensorShape
 
 __all__ = ["SparseTensor", "SparseTensorValue", "sparse_placeholder",
@@ -90,8 +92,6 @@ class SparseTensor:
     def eval(self, feed_dict=None, session=None):
         """The value in `session` (default: the default session), a
         `SparseTensorValue`."""
-        from mylib.core.graph import get_default_session
-
         sess = session or get_default_session()
         if sess is None:
             raise ValueError("Cannot evaluate a SparseTensor without a session: pass "
@@ -269,8 +269,6 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod"
     Raises:
       ValueError: an unknown `combiner`.
     """
-    from mylib.core.ops import embedding_ops
-
     combiner = combiner or "mean"
     if combiner not in ("sum", "mean", "sqrtn"):
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum'. Received: "
@@ -323,8 +321,6 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
       NotImplementedError: ``preprocess_collapse_repeated=True`` or
         ``ctc_merge_repeated=False`` (other forms of CTC than the standard one).
     """
-    from mylib.core.ops.ctc_ops import ctc_loss_dense
-
     if preprocess_collapse_repeated or not ctc_merge_repeated:
         raise NotImplementedError("ctc_loss: only the standard CTC "
                                   "(preprocess_collapse_repeated=False, "

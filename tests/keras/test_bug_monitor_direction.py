@@ -44,8 +44,8 @@ def _both(metric, callbacks):
 
 
 @pytest.mark.parametrize("monitor,metric", [
-    ("val_precision", lambda K: K.metrics.Precision()),
-    ("val_f1_score", lambda K: K.metrics.F1Score(threshold=0.5)),
+    ("val_precision", lambda K: K.metrics.Precision(name="precision")),
+    ("val_f1_score", lambda K: K.metrics.F1Score(threshold=0.5, name="f1_score")),
     ("val_hits", lambda K: K.metrics.BinaryAccuracy(name="hits")),
 ])
 def test_early_stopping_follows_the_metric_direction(monitor, metric):

@@ -268,7 +268,7 @@ CASES = {
         _mlp, lambda K: dict(optimizer=K.optimizers.SGD(0.1),
                              loss=K.losses.BinaryCrossentropy(from_logits=True),
                              metrics=[K.metrics.BinaryAccuracy(threshold=0.0),
-                                      K.metrics.AUC(from_logits=True)]),
+                                      K.metrics.AUC(from_logits=True, name="auc")]),
         dict(epochs=2), y=YB),
     # reductions, custom losses, clipping
     "loss_reduction_sum_with_sample_weight": _fit(

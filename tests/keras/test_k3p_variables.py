@@ -11,7 +11,7 @@ def test_functional_weight_paths_are_keras_paths():
     for name, K in (("keras", keras), ("mylib", mk)):
         inp = K.Input((4,))
         x = K.layers.Dense(3, name="hidden")(inp)
-        x = K.layers.BatchNormalization()(x)
+        x = K.layers.BatchNormalization(name="batch_normalization")(x)
         m = K.Model(inp, K.layers.Dense(2, name="head")(x))
         paths[name] = [v.path for v in m.weights]
     assert paths["mylib"] == paths["keras"]
